@@ -1,0 +1,88 @@
+"""Scaled dot-product attention, written out one step at a time."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from helpers.masks import Fill, _require_bool, fill_value
+
+
+class AttentionSteps(NamedTuple):
+    scores: torch.Tensor         # (..., L, S)  q @ k^T / sqrt(E)
+    masked_scores: torch.Tensor  # (..., L, S)  masked cells replaced by fill
+    weights: torch.Tensor        # (..., L, S)  softmax over keys (last dim)
+    output: torch.Tensor         # (..., L, Ev) weights @ v
+
+
+def combined_mask(
+    scores_shape: torch.Size,
+    key_padding_mask: torch.Tensor | None = None,
+    attn_mask: torch.Tensor | None = None,
+) -> torch.Tensor | None:
+    """One bool mask broadcastable to scores (..., L, S); True = masked."""
+    *batch, L, S = scores_shape
+    mask = None
+    if key_padding_mask is not None:
+        _require_bool(key_padding_mask, "key_padding_mask")
+        if key_padding_mask.dim() == 1 and key_padding_mask.shape[0] == S:
+            mask = key_padding_mask                              # (S,) -> every row
+        elif key_padding_mask.dim() == 2 and batch and key_padding_mask.shape == (batch[0], S):
+            # (N, S) -> (N, 1, ..., 1, S): the same keys hidden for every head and query row
+            mask = key_padding_mask.view(batch[0], *[1] * (len(batch) - 1), 1, S)
+        else:
+            want = f"({batch[0]}, {S})" if batch else f"({S},)"
+            raise ValueError(f"key_padding_mask must have shape {want} (N, S), got {tuple(key_padding_mask.shape)}")
+    if attn_mask is not None:
+        _require_bool(attn_mask, "attn_mask")
+        try:
+            fits = torch.broadcast_shapes(attn_mask.shape, scores_shape) == scores_shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"attn_mask must broadcast to the scores' shape {tuple(scores_shape)} (..., L, S), "
+                             f"got {tuple(attn_mask.shape)}")
+        mask = attn_mask if mask is None else mask | attn_mask
+    return mask
+
+
+def attention_steps(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    key_padding_mask: torch.Tensor | None = None,
+    attn_mask: torch.Tensor | None = None,
+    fill: Fill = -1e9,
+) -> AttentionSteps:
+    """softmax(q k^T / sqrt(E), masked) @ v, keeping every intermediate.
+
+    q: (..., L, E), k: (..., S, E), v: (..., S, Ev).
+    key_padding_mask: bool (N, S), True = padded key, applied to every head and query row.
+    attn_mask: bool, broadcastable to (..., L, S), True = not allowed (e.g. a future key).
+    fill: what masked scores become: a number (-1e9 as in the book), "-inf", or "min" (finfo.min).
+    No safety net: a fully masked row is uniform with a finite fill and NaN with "-inf".
+    """
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if not t.dtype.is_floating_point:
+            raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
+        if t.dim() < 2:
+            raise ValueError(f"{name} must have shape (..., length, features), got {tuple(t.shape)}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must have the same feature size E, got q {tuple(q.shape)} and k {tuple(k.shape)}")
+    if k.shape[:-1] != v.shape[:-1]:
+        raise ValueError(f"k and v must agree on (..., S), got k {tuple(k.shape)} and v {tuple(v.shape)}")
+    if q.shape[:-2] != k.shape[:-2]:
+        raise ValueError(f"q and k must have the same batch dims, got q {tuple(q.shape)} and k {tuple(k.shape)}")
+    fill_value(fill, torch.float64)  # reject a bad fill early, even when nothing is masked
+
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])   # (..., L, S)
+    mask = combined_mask(scores.shape, key_padding_mask, attn_mask)
+    masked_scores = scores if mask is None else scores.masked_fill(mask, fill_value(fill, scores.dtype))
+    weights = torch.softmax(masked_scores, dim=-1)               # each row sums to 1
+    output = weights @ v                                         # (..., L, Ev)
+    return AttentionSteps(scores, masked_scores, weights, output)

@@ -1,0 +1,98 @@
+"""One canonical heatmap for attention tables, with token labels on both axes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib
+import matplotlib.pyplot as plt
+import matplotlib_fontja  # noqa: F401  (registers a Japanese font so 犬 猫 鳥 render)
+import numpy as np
+import torch
+
+matplotlib.rcParams.update({"font.size": 12, "axes.titlesize": 14, "figure.dpi": 80})
+
+
+def format_cell(value: float, fmt: str = ".2f") -> str:
+    """Cell text: huge fills as '-1e9' / '-inf', everything else with fmt."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "-inf" if value < 0 else "inf"
+    if abs(value) >= 1e4:
+        mantissa, exponent = f"{value:.0e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return format(value, fmt)
+
+
+def show_weights(
+    matrix: torch.Tensor | np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    title: str | None = None,
+    ax: plt.Axes | None = None,
+    masked: torch.Tensor | np.ndarray | None = None,
+    fmt: str = ".2f",
+) -> plt.Axes:
+    """Draw an (L, S) table of scores or weights, each cell annotated.
+
+    rows label the queries (y axis), cols the keys (x axis).
+    masked: bool, broadcastable to (L, S), True = masked; those cells are greyed and hatched.
+    The colour scale uses only finite, unmasked cells, so a -1e9 fill does not wash it out.
+    """
+    if isinstance(matrix, torch.Tensor):
+        matrix = matrix.detach().float().cpu().numpy()
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim != 2:
+        raise ValueError(f"matrix must be 2-D (L, S), got shape {matrix.shape}")
+    L, S = matrix.shape
+    if len(rows) != L:
+        raise ValueError(f"rows must have {L} labels (one per query row), got {len(rows)}")
+    if len(cols) != S:
+        raise ValueError(f"cols must have {S} labels (one per key column), got {len(cols)}")
+    if masked is None:
+        hidden = np.zeros((L, S), dtype=bool)
+    else:
+        if isinstance(masked, torch.Tensor):
+            masked = masked.cpu().numpy()
+        masked = np.asarray(masked)
+        if masked.dtype != bool:
+            raise TypeError(f"masked must be a bool array (True = masked), got dtype {masked.dtype}")
+        try:
+            hidden = np.broadcast_to(masked, (L, S))
+        except ValueError:
+            raise ValueError(f"masked must broadcast to the matrix shape {(L, S)}, got {masked.shape}") from None
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.0 + 0.9 * S, 0.8 + 0.75 * L))
+
+    shown = np.ma.masked_array(matrix, mask=hidden | ~np.isfinite(matrix))
+    if shown.count():
+        vmin, vmax = float(shown.min()), float(shown.max())
+    else:
+        vmin, vmax = 0.0, 1.0
+    if vmin == vmax:
+        vmin, vmax = vmin - 0.5, vmax + 0.5
+    cmap = plt.get_cmap("Blues").with_extremes(bad="#d9d9d9")  # masked and non-finite cells: grey
+    ax.imshow(shown, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+
+    for i in range(L):
+        for j in range(S):
+            if hidden[i, j]:
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
+                                           edgecolor="#808080", linewidth=0))
+            value = matrix[i, j]
+            dark = not hidden[i, j] and math.isfinite(value) and (value - vmin) > 0.6 * (vmax - vmin)
+            ax.text(j, i, format_cell(value, fmt), ha="center", va="center",
+                    color="white" if dark else "black", fontsize=11)
+
+    ax.set_xticks(range(S), labels=list(cols))
+    ax.set_yticks(range(L), labels=list(rows))
+    ax.set_xlabel("key")
+    ax.set_ylabel("query")
+    ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax.xaxis.set_label_position("top")
+    if title:
+        ax.set_title(title, pad=12)
+    return ax

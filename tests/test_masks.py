@@ -1,0 +1,90 @@
+import pytest
+import torch
+
+from helpers import (
+    causal_mask,
+    fill_value,
+    from_hf_attention_mask,
+    key_padding_mask,
+    to_additive_mask,
+    to_sdpa_mask,
+)
+
+
+def test_key_padding_mask_marks_pads_true():
+    expected = torch.tensor([[False, False, False, True, True], [False] * 5])
+    assert torch.equal(key_padding_mask([3, 5]), expected)
+    assert torch.equal(key_padding_mask(torch.tensor([3, 5])), expected)
+    assert key_padding_mask([2], max_len=4).tolist() == [[False, False, True, True]]
+
+
+def test_key_padding_mask_matches_data_eq_pad():
+    PAD = 1000
+    data = torch.tensor([[1, 2, 3, 4, PAD], [5, 6, 7, PAD, PAD], [8, 9, 10, 11, 12]])
+    assert torch.equal(key_padding_mask([4, 3, 5]), data == PAD)
+
+
+def test_causal_mask_is_logical_not_tril():
+    m = causal_mask(4)
+    assert m.dtype == torch.bool
+    assert torch.equal(m, torch.logical_not(torch.tril(torch.ones(4, 4))))
+    assert torch.equal(m, torch.ones(4, 4, dtype=torch.bool).triu(1))
+
+
+def test_causal_mask_equals_pytorch_float_mask():
+    float_mask = torch.nn.Transformer.generate_square_subsequent_mask(6)
+    assert torch.equal(causal_mask(6), float_mask == float("-inf"))
+
+
+def test_to_sdpa_mask_flips():
+    m = causal_mask(3)
+    assert torch.equal(to_sdpa_mask(m), torch.tril(torch.ones(3, 3, dtype=torch.bool)))
+
+
+def test_from_hf_attention_mask():
+    hf = torch.tensor([[1, 1, 1, 0, 0]])
+    assert from_hf_attention_mask(hf).tolist() == [[False, False, False, True, True]]
+    assert torch.equal(from_hf_attention_mask(hf.bool()), from_hf_attention_mask(hf))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_to_additive_mask_fills(dtype):
+    m = torch.tensor([False, True])
+    assert to_additive_mask(m, dtype).tolist() == [0.0, torch.finfo(dtype).min]
+    assert to_additive_mask(m, dtype, fill="-inf").tolist() == [0.0, float("-inf")]
+    assert to_additive_mask(m, dtype).dtype == dtype
+
+
+def test_fill_value_resolves():
+    assert fill_value(-1e9, torch.float32) == -1e9
+    assert fill_value("min", torch.float16) == -65504.0
+    assert fill_value("-inf", torch.bfloat16) == float("-inf")
+    assert fill_value(-1e9, torch.bfloat16) == -1e9  # bfloat16 has float32's range
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: key_padding_mask([3, -1]), ValueError, "lengths must be >= 0"),
+        (lambda: key_padding_mask([3, 6], max_len=5), ValueError, "lengths must be <= max_len=5"),
+        (lambda: key_padding_mask([]), ValueError, "at least one"),
+        (lambda: key_padding_mask([2.5]), TypeError, "lengths must be a list of ints"),
+        (lambda: key_padding_mask(torch.tensor([2.0])), TypeError, "integer tensor"),
+        (lambda: key_padding_mask([2], max_len=0), ValueError, "max_len must be a positive int"),
+        (lambda: causal_mask(0), ValueError, "size must be a positive int"),
+        (lambda: causal_mask(2.0), ValueError, "size must be a positive int"),
+        (lambda: to_sdpa_mask(torch.ones(2, 2)), TypeError, "mask must be a bool tensor"),
+        (lambda: to_sdpa_mask([[True]]), TypeError, "mask must be a torch.Tensor"),
+        (lambda: from_hf_attention_mask(torch.tensor([1, 2])), ValueError, "only 0 .pad. and 1"),
+        (lambda: from_hf_attention_mask(torch.tensor([1.0, 0.0])), TypeError, "attention_mask must hold integers"),
+        (lambda: to_additive_mask(torch.tensor([0, 1])), TypeError, "mask must be a bool tensor"),
+        (lambda: to_additive_mask(torch.tensor([True]), torch.float16, fill=-1e9), ValueError,
+         "does not fit in torch.float16"),
+        (lambda: to_additive_mask(torch.tensor([True]), fill="max"), TypeError, "fill must be 'min', '-inf'"),
+        (lambda: to_additive_mask(torch.tensor([True]), torch.int64), TypeError, "dtype must be a floating dtype"),
+        (lambda: fill_value(float("nan"), torch.float32), ValueError, "fill must not be NaN"),
+    ],
+)
+def test_bad_input_is_named(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
