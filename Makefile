@@ -17,7 +17,8 @@ $(STAMP): requirements.txt pyproject.toml
 
 # JupyterLab on 127.0.0.1 with a random token (printed in the URL), no browser needed.
 lab: $(STAMP)
-	$(BIN)/jupyter lab --no-browser --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) notebooks/00_start_here.ipynb
+	$(BIN)/jupyter lab --no-browser --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) \
+		--ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/00_start_here.ipynb
 
 lint: $(STAMP)
 	$(BIN)/ruff check helpers tests notebooks benchmarks
