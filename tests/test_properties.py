@@ -61,3 +61,34 @@ def test_causality_later_tokens_never_change_earlier_outputs(batch, data):
     v2[..., t, :] -= 50.0
     out2 = attention_steps(q, k2, v2, attn_mask=mask).output
     assert torch.equal(out[..., :t, :], out2[..., :t, :])
+
+
+@given(padded_batch(), st.booleans(), st.integers(0, 2**31 - 1))
+def test_equals_sdpa_on_random_masks(batch, causal, seed):
+    q, k, v, kpm, _ = batch
+    S = q.shape[-2]
+    g = torch.Generator().manual_seed(seed)
+    attn_mask = torch.rand(S, S, generator=g) < 0.3 if not causal else causal_mask(S)
+    attn_mask[:, 0] = False  # keep key 0 visible in every row: no fully masked rows
+    kpm[:, 0] = False
+    steps = attention_steps(q, k, v, key_padding_mask=kpm, attn_mask=attn_mask)
+    allowed = ~(kpm[:, None, None, :] | attn_mask)
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+    torch.testing.assert_close(steps.output, expected, atol=1e-5, rtol=1e-5)
+    assert (steps.weights[~allowed.expand_as(steps.weights)] == 0).all()
+
+
+@given(st.integers(1, 3), st.sampled_from([1, 2, 4]), st.integers(1, 6), st.integers(0, 2**31 - 1))
+def test_equals_multihead_attention_on_random_inputs(N, H, S, seed):
+    from tests.test_attention import mha_by_hand
+
+    torch.manual_seed(seed)
+    mha = torch.nn.MultiheadAttention(8, H, batch_first=True).eval()
+    x = torch.randn(N, S, 8)
+    lengths = torch.randint(1, S + 1, (N,)).tolist()
+    kpm = key_padding_mask(lengths, S)
+    with torch.no_grad():
+        out, w = mha(x, x, x, key_padding_mask=kpm, attn_mask=causal_mask(S), average_attn_weights=False)
+        out2, w2 = mha_by_hand(mha, x, kpm, causal_mask(S))
+    torch.testing.assert_close(out2, out, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(w2, w, atol=1e-5, rtol=1e-5)
