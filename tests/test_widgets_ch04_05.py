@@ -1,0 +1,71 @@
+"""Chapter 4 and 5 explorers: the numbers their summaries state, and the messages for impossible settings."""
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+from helpers.widgets import draw_kpm_experiment, kpm_batch, kpm_explorer
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+# --- chapter 4 ---
+
+def test_kpm_batch_is_the_write_ups_data():
+    data = kpm_batch(1000)
+    assert data.shape == (3, 5, 1)
+    assert data[..., 0].tolist() == [[1, 2, 3, 4, 1000], [5, 6, 7, 1000, 1000], [8, 9, 10, 11, 12]]
+
+
+def test_kpm_default_figure_masks_the_pad_column():
+    fig, summary = draw_kpm_experiment()
+    ax = fig.axes[0]
+    assert len(fig.axes) == 1 and len(ax.texts) == 25
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "3", "4", "PAD"]
+    assert [ax.texts[5 * i + 4].get_text() for i in range(5)] == ["0.00"] * 5  # the pad column
+    assert "w_q·w_k = +0.909" in summary and "largest" in summary
+    assert "mean over real query rows = 0.000 (exactly 0 in every row)" in summary
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"masked": False}, "mask off: weight on the pad column(s), mean over real query rows = 1.000"),
+        ({"masked": False, "seed": 1}, "smallest"),
+        ({"item": 2}, "item 2 has no pad key"),
+        ({"masked": False, "item": 1}, "= 1.000"),
+    ],
+)
+def test_kpm_summary_states_the_pad_weight(kwargs, expected):
+    _, summary = draw_kpm_experiment(**kwargs)
+    assert expected in summary
+
+
+def test_kpm_pad_value_that_is_real_data_is_refused():
+    with pytest.raises(ValueError, match="PAD=7 is also a real value"):
+        draw_kpm_experiment(pad=7)
+
+
+def test_kpm_draw_leaves_the_global_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    draw_kpm_experiment(seed=5)
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_kpm_explorer_updates_and_shows_the_message_in_the_widget():
+    box = kpm_explorer()
+    controls = {c.description: c for c in box.children[0].children}
+    summary = box.children[1]
+    assert "exactly 0" in summary.value
+    controls["key_padding_mask"].value = False
+    assert "mask off" in summary.value and "= 1.000" in summary.value
+    controls["PAD"].value = 7
+    assert summary.value.startswith("<b>Not possible:</b>") and "real value" in summary.value
+    controls["PAD"].value = 1000
+    assert "mask off" in summary.value
