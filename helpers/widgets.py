@@ -20,7 +20,7 @@ import torch
 from IPython.display import display
 from matplotlib.figure import Figure
 
-from helpers.plots import show_weights
+from helpers.plots import format_cell, show_weights
 
 Draw = Callable[..., tuple[Figure, str]]
 
@@ -50,6 +50,95 @@ def explorer(controls: dict[str, widgets.ValueWidget], draw: Draw) -> widgets.VB
     box.refresh = refresh  # type: ignore[attr-defined]
     refresh()
     return box
+
+
+# --- chapter 1: the pad question (the running toy, reused by chapters 2 and 3, and its explorer) ---
+
+WORDS = ("犬", "猫", "鳥", "魚", "馬")  # dog, cat, bird, fish, horse
+VOCAB = {"<unk>": 0, "<pad>": 1} | {word: i + 2 for i, word in enumerate(WORDS)}
+PAD_ID = VOCAB["<pad>"]
+D_MODEL = 4
+
+
+def toy_tokens(n_pads: int = 2, length: int = 5) -> list[str]:
+    """The running sentence: the first `length - n_pads` of 犬 猫 鳥 魚 馬, then `n_pads` '<pad>'."""
+    if not isinstance(length, int) or not 1 <= length <= len(WORDS):
+        raise ValueError(f"length must be an int from 1 to {len(WORDS)}, got {length!r}")
+    if not isinstance(n_pads, int) or isinstance(n_pads, bool) or not 0 <= n_pads <= length:
+        raise ValueError(f"n_pads must be an int from 0 to {length}, got {n_pads!r}")
+    return list(WORDS[: length - n_pads]) + ["<pad>"] * n_pads
+
+
+def toy_params(seed: int = 2) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Embedding table (7, 4) and W_q, W_k, W_v (4, 4): seeded randn rounded to one decimal."""
+    g = torch.Generator().manual_seed(seed)
+    table = torch.randn(len(VOCAB), D_MODEL, generator=g).round(decimals=1)
+    W_q, W_k, W_v = (torch.randn(D_MODEL, D_MODEL, generator=g).round(decimals=1) for _ in range(3))
+    return table, W_q, W_k, W_v
+
+
+def toy_qkv(tokens: list[str]) -> tuple[torch.Tensor, ...]:
+    """ids (1, S), embeddings x (1, S, 4) and q, k, v (1, S, 4) of `tokens`, built as in chapter 1."""
+    table, W_q, W_k, W_v = toy_params()
+    ids = torch.tensor([[VOCAB[t] for t in tokens]])
+    x = table[ids]
+    return ids, x, x @ W_q, x @ W_k, x @ W_v
+
+
+def _align(text: str, width: int, left: bool = False) -> str:
+    """Pad to `width` terminal columns; 犬 猫 鳥 are two columns wide."""
+    import unicodedata
+
+    used = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    gap = " " * max(width - used, 0)
+    return text + gap if left else gap + text
+
+
+def print_table(matrix: torch.Tensor, rows: list[str], cols: list[str], fmt: str = ".2f") -> None:
+    """Print an (L, S) table with token labels; -1e9, -inf and NaN in short form (as in show_weights)."""
+    if matrix.dim() != 2 or matrix.shape != (len(rows), len(cols)):
+        raise ValueError(f"matrix must be 2-D ({len(rows)}, {len(cols)}) to match the labels, "
+                         f"got {tuple(matrix.shape)}")
+    print(_align("", 6, left=True) + "".join(_align(c, 8) for c in cols))
+    for label, row in zip(rows, matrix.tolist(), strict=True):
+        print(_align(label, 6, left=True) + "".join(_align(format_cell(v, fmt), 8) for v in row))
+
+
+def question_cells(tokens: list[str]) -> torch.Tensor:
+    """Bool (S, S): the '?' cells of the book's mask, pad query rows x real key columns."""
+    pad = torch.tensor([t == "<pad>" for t in tokens])
+    return pad[:, None] & ~pad[None, :]
+
+
+def draw_pad_cells(n_pads: int = 2) -> tuple[Figure, str]:
+    """The book's masked score table for 5 tokens with `n_pads` pads: -1e9 cells hatched, '?' cells framed."""
+    tokens = toy_tokens(n_pads)
+    if n_pads == len(tokens):
+        raise ValueError("every token is <pad>: no real word is left to look at. "
+                         "A batch never holds an empty sentence; keep at least one word.")
+    ids, _, q, k, _ = toy_qkv(tokens)
+    mask = (ids != PAD_ID).unsqueeze(1)                       # the book's mask, (1, 1, S), True = real key
+    scores = q @ k.transpose(-2, -1) / D_MODEL ** 0.5
+    masked_scores = scores.masked_fill(mask == 0, -1e9)[0]
+    hidden = (mask == 0)[0].expand(len(tokens), -1)
+    unsure = question_cells(tokens)
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    show_weights(masked_scores, tokens, tokens, ax=ax, masked=hidden, title="scores after masked_fill(-1e9)")
+    for i, j in unsure.nonzero().tolist():
+        ax.add_patch(plt.Rectangle((j - 0.46, i - 0.46), 0.92, 0.92, fill=False, edgecolor="#e66100", linewidth=2.5))
+        ax.text(j + 0.3, i - 0.22, "?", color="#e66100", fontsize=13, ha="center", va="center")
+    fig.text(0.5, 0.015, "hatched: set to -1e9    orange ?: pad query x real key, left as it was",
+             ha="center", fontsize=10, color="#404040")
+    fig.subplots_adjust(left=0.16, right=0.97, top=0.80, bottom=0.09)
+    changed = int((masked_scores != scores[0]).sum())
+    return fig, (f"{n_pads} pad(s): {changed} cells set to -1e9 (the pad columns), "
+                 f"{int(unsure.sum())} '?' cells (pad query rows x real key columns) keep their scores")
+
+
+def pad_cells_explorer() -> widgets.VBox:
+    """Number of pads -> which cells the book's mask sets to -1e9 and which stay '?'."""
+    controls = {"n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads")}
+    return explorer(controls, draw_pad_cells)
 
 
 # --- chapter 2: softmax on masked rows ---

@@ -1,0 +1,80 @@
+"""The running toy and the explorers of chapters 1-3 (helpers.widgets, chapter 1-3 sections)."""
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+from helpers import widgets
+
+TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def control(box, description):
+    return next(c for c in box.children[0].children if c.description == description)
+
+
+def summary(box):
+    return box.children[1].value
+
+
+# --- chapter 1 ---
+
+def test_toy_tokens():
+    assert widgets.toy_tokens() == TOKENS
+    assert widgets.toy_tokens(0) == ["犬", "猫", "鳥", "魚", "馬"]
+    assert widgets.toy_tokens(5) == ["<pad>"] * 5
+    with pytest.raises(ValueError, match="n_pads must be an int from 0 to 5"):
+        widgets.toy_tokens(6)
+    with pytest.raises(ValueError, match="n_pads must be an int"):
+        widgets.toy_tokens(True)
+
+
+def test_toy_qkv_is_seeded_and_pads_share_a_vector():
+    ids, x, q, k, v = widgets.toy_qkv(TOKENS)
+    assert ids.tolist() == [[2, 3, 4, 1, 1]]
+    assert x.shape == q.shape == k.shape == v.shape == (1, 5, 4)
+    assert torch.equal(x[0, 3], x[0, 4])
+    assert torch.equal(widgets.toy_qkv(TOKENS)[2], q)           # same numbers every call
+    assert torch.equal(x, x.round(decimals=1))                   # readable: one decimal
+
+
+def test_print_table(capsys):
+    widgets.print_table(torch.tensor([[0.5, -1e9], [float("nan"), float("-inf")]]), ["犬", "<pad>"], ["犬", "<pad>"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["犬", "0.50", "-1e9"]
+    assert lines[2].split() == ["<pad>", "nan", "-inf"]
+    with pytest.raises(ValueError, match=r"matrix must be 2-D \(2, 2\)"):
+        widgets.print_table(torch.zeros(1, 2, 2), ["a", "b"], ["a", "b"])
+
+
+def test_question_cells_are_pad_rows_times_real_columns():
+    unsure = widgets.question_cells(TOKENS)
+    expected = torch.zeros(5, 5, dtype=torch.bool)
+    expected[3:, :3] = True
+    assert torch.equal(unsure, expected)
+
+
+def test_draw_pad_cells_counts():
+    fig, text = widgets.draw_pad_cells()
+    assert text.startswith("2 pad(s): 10 cells set to -1e9")
+    assert "6 '?' cells" in text
+    assert len(fig.axes) == 1
+    _, text = widgets.draw_pad_cells(4)
+    assert "20 cells set to -1e9" in text and "4 '?' cells" in text
+    with pytest.raises(ValueError, match="every token is <pad>"):
+        widgets.draw_pad_cells(5)
+
+
+def test_pad_cells_explorer_updates_and_reports_errors():
+    box = widgets.pad_cells_explorer()
+    assert "10 cells set to -1e9" in summary(box)
+    control(box, "pads").value = 1
+    assert summary(box).startswith("1 pad(s): 5 cells set to -1e9")
+    control(box, "pads").value = 5
+    assert summary(box).startswith("<b>Not possible:</b> every token is &lt;pad&gt;")
