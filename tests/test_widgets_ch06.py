@@ -1,0 +1,142 @@
+"""Chapter 6 explorer: a mask convention passed to an API, and what the API really computes."""
+
+import itertools
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+from helpers.masks import causal_mask
+from helpers.widgets import (
+    CH6_APIS,
+    CH6_CONVENTIONS,
+    CH6_TOKENS,
+    ch6_convert,
+    ch6_express,
+    ch6_intended,
+    ch6_weights,
+    draw_mask_convention,
+    mask_convention_explorer,
+)
+
+MHA, SDPA, MANUAL = CH6_APIS
+MHA_BOOL, SDPA_BOOL, HF_INT, HF_FLOAT, ADDITIVE = CH6_CONVENTIONS
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def test_intended_mask_is_causal_plus_pad_keys():
+    assert torch.equal(ch6_intended("none"), causal_mask(5))
+    right = ch6_intended("right")
+    assert right[:, 3:].all() and torch.equal(right[:, :3], causal_mask(5)[:, :3])
+    assert ch6_intended("left").all(-1).tolist() == [True, True, False, False, False]
+
+
+@pytest.mark.parametrize("padding", list(CH6_TOKENS))
+@pytest.mark.parametrize("api", CH6_APIS)
+@pytest.mark.parametrize("convention", [c for c in CH6_CONVENTIONS if c != HF_FLOAT])
+def test_converted_masks_give_the_reference_weights(convention, api, padding):
+    """With conversion every convention gives the weights of a plain masked_fill(-inf) on the intended mask."""
+    blocked = ch6_intended(padding)
+    reference = ch6_weights(blocked, MANUAL)
+    weights = ch6_weights(ch6_convert(ch6_express(blocked, convention), convention, api), api)
+    live = ~blocked.all(-1)
+    torch.testing.assert_close(weights[live], reference[live], atol=1e-6, rtol=0)
+    assert (weights[blocked & live[:, None]] == 0).all()
+
+
+@pytest.mark.parametrize("padding", list(CH6_TOKENS))
+def test_fully_masked_rows_nan_or_zero_by_api(padding):
+    blocked = ch6_intended(padding)
+    dead = blocked.all(-1)
+    assert dead.any() == (padding == "left")
+    assert ch6_weights(blocked, MHA)[dead].isnan().all()                    # need_weights=True: NaN
+    assert (ch6_weights(~blocked, SDPA)[dead] == 0).all()                   # SDPA: 0
+    assert ch6_weights(blocked, MANUAL)[dead].isnan().all()                 # 0/0
+
+
+def test_default_is_the_classic_bug():
+    fig, summary = draw_mask_convention()
+    assert summary.startswith(f"{MHA_BOOL} -> {SDPA}, right padding: LEAKS the future (up to 0.85)")
+    assert "reads pad keys (up to 0.95)" in summary
+    ax = fig.axes[0]
+    red = [p for p in ax.patches if p.get_edgecolor()[:3] == (1.0, 0.0, 0.0)]
+    assert len(red) == 13  # every hatched cell of the 5x5 carries weight: 3 future cells + 2 pad columns of 5
+    assert "WRONG" in ax.get_title()
+
+
+@pytest.mark.parametrize(
+    ("convention", "api", "convert", "padding", "expected"),
+    [
+        (SDPA_BOOL, SDPA, False, "right", "correct: weight only on allowed keys"),
+        (MHA_BOOL, MHA, False, "left", "correct: weight only on allowed keys; 2 rows with no visible key -> NaN"),
+        (MHA_BOOL, SDPA, True, "left", "correct: weight only on allowed keys; 2 rows with no visible key -> 0"),
+        (SDPA_BOOL, MHA, False, "none",
+         "LEAKS the future (up to 1.00); hides allowed keys; 1 NaN row (no visible key as the API read the mask)"),
+        (HF_FLOAT, MHA, False, "right", "LEAKS the future (up to 0.18); reads pad keys (up to 0.24)"),
+        (ADDITIVE, SDPA, False, "left", "correct: weight only on allowed keys; 2 rows with no visible key -> 0"),
+    ],
+)
+def test_summaries(convention, api, convert, padding, expected):
+    fig, summary = draw_mask_convention(convention, api, convert, padding)
+    assert summary.endswith(f"{padding} padding: {expected}")
+    nan_label = "NaN rows are the lesson" in fig.axes[0].get_title()
+    assert nan_label == ("NaN" in expected)
+
+
+@pytest.mark.parametrize(
+    ("convention", "api", "convert", "message"),
+    [
+        (HF_INT, MHA, False, "nn.MultiheadAttention rejects a int64 mask: only bool and floating types"),
+        (HF_INT, SDPA, False, "F.scaled_dot_product_attention rejects a int64 mask"),
+        (ADDITIVE, MANUAL, False, "rejects a float32 mask: masked_fill_ only supports boolean masks"),
+        (HF_FLOAT, SDPA, True, "a float 0/1 mask is ambiguous"),
+    ],
+)
+def test_impossible_combinations_raise_value_error(convention, api, convert, message):
+    with pytest.raises(ValueError, match=message):
+        draw_mask_convention(convention, api, convert, "right")
+
+
+def test_every_combination_draws_or_explains():
+    for convention, api, convert, padding in itertools.product(CH6_CONVENTIONS, CH6_APIS, [False, True], CH6_TOKENS):
+        try:
+            fig, summary = draw_mask_convention(convention, api, convert, padding)
+        except ValueError as error:
+            assert "rejects" in str(error) or "ambiguous" in str(error)
+            continue
+        assert summary.startswith(f"{convention} -> {api}")
+        plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: draw_mask_convention("bool"), "convention must be one of"),
+        (lambda: draw_mask_convention(api="torch.matmul"), "api must be one of"),
+        (lambda: draw_mask_convention(padding="middle"), "padding must be one of"),
+    ],
+)
+def test_bad_input_is_named(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_explorer_updates_and_shows_refusals():
+    box = mask_convention_explorer()
+    controls = box.children[0].children
+    convention, api, convert, padding = controls
+    summary = box.children[1]
+    assert "LEAKS the future" in summary.value
+    convert.value = True
+    assert "correct: weight only on allowed keys" in summary.value
+    padding.value = "left"
+    assert summary.value.endswith("2 rows with no visible key -&gt; 0")   # SDPA, html-escaped
+    api.value = MHA
+    assert summary.value.endswith("2 rows with no visible key -&gt; NaN")
+    convert.value, convention.value = False, HF_INT
+    assert summary.value.startswith("<b>Not possible:</b> nn.MultiheadAttention rejects a int64 mask")
