@@ -210,6 +210,86 @@ def kpm_explorer() -> widgets.VBox:
 
 # --- chapter 5: attn_mask and causality ---
 
+CAUSAL_SEQUENCES = {
+    "right-padded": ["犬", "猫", "鳥", "<pad>", "<pad>"],
+    "left-padded": ["<pad>", "<pad>", "犬", "猫", "鳥"],
+    "no padding": ["犬", "猫", "鳥", "魚", "馬"],
+}
+
+
+def causal_toy(seed: int = 0) -> tuple[torch.nn.MultiheadAttention, dict[str, torch.Tensor]]:
+    """Chapter 5's seeded nn.MultiheadAttention(4, 2 heads) and a 4-number vector for each token."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        mha = torch.nn.MultiheadAttention(embed_dim=4, num_heads=2, batch_first=True)
+        names = ["犬", "猫", "鳥", "魚", "馬", "<pad>"]
+        table = dict(zip(names, torch.randn(len(names), 4), strict=True))
+    return mha, table
+
+
+_CAUSAL_TOY = causal_toy()
+
+
+def draw_causal_edit(sequence: str = "right-padded", causal: bool = True, padding: bool = True,
+                     edit: int = 1) -> tuple[Figure, str]:
+    """Weights of one sequence under the chosen masks, and which outputs move when token `edit` changes."""
+    if sequence not in CAUSAL_SEQUENCES:
+        raise ValueError(f"sequence must be one of {list(CAUSAL_SEQUENCES)}, got {sequence!r}")
+    tokens = CAUSAL_SEQUENCES[sequence]
+    L = len(tokens)
+    if not 0 <= edit < L:
+        raise ValueError(f"edit must be a position from 0 to {L - 1}, got {edit}")
+    pad = torch.tensor([[t == "<pad>" for t in tokens]])                 # (1, S)
+    attn_mask = torch.ones(L, L, dtype=torch.bool).triu(1) if causal else None
+    key_padding_mask = pad if padding else None
+    hidden = torch.zeros(L, L, dtype=torch.bool)
+    if causal:
+        hidden |= attn_mask
+    if padding:
+        hidden |= pad
+    blind = hidden.all(-1).nonzero().flatten().tolist()
+    if blind:
+        raise ValueError(f"query {blind[0]} ({tokens[blind[0]]}) would see no key at all: every key it may look at "
+                         "is padding or in its future, and nn.MultiheadAttention returns NaN for such a row. "
+                         "Pad on the right, or switch one of the masks off.")
+    mha, table = _CAUSAL_TOY
+    x = torch.stack([table[t] for t in tokens])[None]                     # (1, L, 4)
+    edited = x.clone()
+    edited[0, edit] += 1.0
+    with torch.no_grad():
+        output, weights = mha(x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask)
+        output2, _ = mha(edited, edited, edited, key_padding_mask=key_padding_mask, attn_mask=attn_mask)
+    same = (output2 == output)[0].all(-1)                                  # (L,) exactly unchanged
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    masks = " + ".join(m for m, on in (("causal", causal), ("key padding", padding)) if on) or "no mask"
+    rows = [f"{t} {'same' if s else 'CHANGED'}" for t, s in zip(tokens, same.tolist(), strict=True)]
+    show_weights(weights[0], rows, tokens, ax=ax, masked=hidden,
+                 title=f"{masks}: weights (mean of 2 heads)\nrows: does that output change if {tokens[edit]} "
+                       f"(key {edit}) is edited?")
+    ax.set_ylabel("query (its output)")
+    ax.get_xticklabels()[edit].set_color("tab:red")
+    for label, s in zip(ax.get_yticklabels(), same.tolist(), strict=True):
+        label.set_color("black" if s else "tab:red")
+    fig.subplots_adjust(left=0.25, right=0.98, top=0.76, bottom=0.03)
+    moved = [i for i in range(L) if not same[i]]
+    kept = [i for i in range(L) if same[i]]
+    summary = (f"{sequence}, {masks}: editing token {edit} ({tokens[edit]}) changes the outputs at positions "
+               f"{moved or 'none'}; exactly unchanged: {kept or 'none'}")
+    return fig, summary
+
+
+def causal_explorer() -> widgets.VBox:
+    """Masks on/off, a sequence and a token to edit -> the weights, and which outputs that edit changes."""
+    controls = {
+        "sequence": widgets.Dropdown(options=list(CAUSAL_SEQUENCES), value="right-padded", description="sequence"),
+        "causal": widgets.Checkbox(value=True, description="causal attn_mask"),
+        "padding": widgets.Checkbox(value=True, description="key_padding_mask"),
+        "edit": widgets.IntSlider(value=1, min=0, max=4, description="edit token"),
+    }
+    return explorer(controls, draw_causal_edit)
+
+
 # --- chapter 6: mask pitfalls ---
 
 CH6_TOKENS = {"none": ["犬", "猫", "鳥", "牛", "馬"], "right": ["犬", "猫", "鳥", "<pad>", "<pad>"],

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from helpers.widgets import draw_kpm_experiment, kpm_batch, kpm_explorer
+from helpers.widgets import causal_explorer, draw_causal_edit, draw_kpm_experiment, kpm_batch, kpm_explorer
 
 
 @pytest.fixture(autouse=True)
@@ -69,3 +69,58 @@ def test_kpm_explorer_updates_and_shows_the_message_in_the_widget():
     assert summary.value.startswith("<b>Not possible:</b>") and "real value" in summary.value
     controls["PAD"].value = 1000
     assert "mask off" in summary.value
+
+
+# --- chapter 5 ---
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({}, "right-padded, causal + key padding: editing token 1 (猫) changes the outputs at positions [1, 2, 3, 4]; "
+             "exactly unchanged: [0]"),
+        ({"edit": 3}, "changes the outputs at positions [3]; exactly unchanged: [0, 1, 2, 4]"),
+        ({"causal": False, "padding": False, "edit": 4}, "no mask: editing token 4 (<pad>) changes the outputs at "
+                                                        "positions [0, 1, 2, 3, 4]"),
+        ({"sequence": "no padding", "padding": False, "edit": 2}, "exactly unchanged: [0, 1]"),
+        ({"sequence": "left-padded", "padding": False, "edit": 0}, "exactly unchanged: none"),
+    ],
+)
+def test_causal_summary_names_the_changed_outputs(kwargs, expected):
+    _, summary = draw_causal_edit(**kwargs)
+    assert expected in summary
+
+
+def test_causal_figure_hatches_the_future_and_labels_the_changed_outputs():
+    fig, _ = draw_causal_edit()
+    (ax,) = fig.axes
+    texts = [t.get_text() for t in ax.texts]
+    assert len(texts) == 25 and texts[0] == "1.00"
+    assert texts[1:5] == ["0.00"] * 4                   # query 0 sees only itself
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert rows == ["犬 same", "猫 CHANGED", "鳥 CHANGED", "<pad> CHANGED", "<pad> CHANGED"]
+
+
+@pytest.mark.parametrize("edit", range(5))
+def test_causal_left_padding_with_both_masks_is_refused(edit):
+    with pytest.raises(ValueError, match=r"query 0 \(<pad>\) would see no key at all"):
+        draw_causal_edit(sequence="left-padded", causal=True, padding=True, edit=edit)
+
+
+def test_causal_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="sequence must be one of"):
+        draw_causal_edit(sequence="middle-padded")
+    with pytest.raises(ValueError, match="edit must be a position from 0 to 4"):
+        draw_causal_edit(edit=5)
+
+
+def test_causal_explorer_updates_and_shows_the_message_in_the_widget():
+    box = causal_explorer()
+    controls = {c.description: c for c in box.children[0].children}
+    summary = box.children[1]
+    assert "exactly unchanged: [0]" in summary.value
+    controls["sequence"].value = "left-padded"
+    assert summary.value.startswith("<b>Not possible:</b>") and "would see no key at all" in summary.value
+    controls["key_padding_mask"].value = False
+    assert summary.value.startswith("left-padded, causal:")
+    controls["edit token"].value = 4
+    assert "exactly unchanged: [0, 1, 2, 3]" in summary.value
