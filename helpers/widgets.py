@@ -20,6 +20,7 @@ import torch
 from IPython.display import display
 from matplotlib.figure import Figure
 
+from helpers.attention import attention_steps
 from helpers.plots import format_cell, show_weights
 
 Draw = Callable[..., tuple[Figure, str]]
@@ -142,6 +143,63 @@ def pad_cells_explorer() -> widgets.VBox:
 
 
 # --- chapter 2: softmax on masked rows ---
+
+FILLS = {"-1e9": -1e9, "-1e4": -1e4, "finfo.min": "min", "-inf": "-inf"}  # label -> attention_steps fill
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def draw_softmax(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32",
+                 mask_pad_rows: bool = False) -> tuple[Figure, str]:
+    """Masked scores and softmax weights of the toy, for a fill value, a dtype and a pad-row choice."""
+    tokens = toy_tokens(n_pads)
+    if n_pads == len(tokens):
+        raise ValueError("every token is <pad>: every row would be fully masked and no word is left. "
+                         "Keep at least one word.")
+    if fill not in FILLS or dtype not in DTYPES:
+        raise ValueError(f"fill must be one of {list(FILLS)} and dtype one of {list(DTYPES)}, got {fill!r}, {dtype!r}")
+    _, _, q, k, v = (t[0] for t in toy_qkv(tokens))
+    q, k, v = (t.to(DTYPES[dtype]) for t in (q, k, v))
+    pad = torch.tensor([t == "<pad>" for t in tokens])
+    pad_rows = pad[:, None] if mask_pad_rows else None
+    try:
+        steps = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=pad_rows, fill=FILLS[fill])
+    except ValueError as error:  # e.g. -1e9 in float16: masked_fill itself raises an overflow error there
+        raise ValueError(f"{error}. In PyTorch, masked_fill(-1e9) on a float16 tensor raises an overflow error.") \
+            from None
+    hidden = pad[None, :] | (pad[:, None] if mask_pad_rows else False)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 4.0))
+    nan_rows = bool(steps.weights.isnan().any())
+    show_weights(steps.masked_scores, tokens, tokens, ax=left, masked=hidden, title=f"scores, {dtype}, fill {fill}")
+    show_weights(steps.weights, tokens, tokens, ax=right,  # no hatching here: it is the slow part of a redraw
+                 title="weights: NaN rows!" if nan_rows else "weights = softmax(row)")
+    right.set_ylabel("")
+    fig.subplots_adjust(left=0.09, right=0.99, top=0.80, bottom=0.03, wspace=0.25)
+
+    real_rows = steps.weights[~pad]
+    pad_rows_w = steps.weights[pad]
+    if not n_pads:
+        rows_text = "no pad rows"
+    elif pad_rows_w.isnan().all():
+        rows_text = "pad rows are NaN on purpose: a row of -inf gives -inf - (-inf) = NaN"
+    elif (pad_rows_w == pad_rows_w[0, 0]).all():
+        rows_text = f"pad rows: every weight {pad_rows_w[0, 0].item():.4f} (1/{len(tokens)}: a constant row is uniform)"
+    else:
+        rows_text = "pad rows: ordinary distributions over the real words"
+    keys_text = f"real rows give the pad keys weight {real_rows[:, pad].max().item():g}" if n_pads else "no pad keys"
+    return fig, f"{dtype}, fill {fill}, {n_pads} pad(s), pad rows {'masked' if mask_pad_rows else 'kept'}: " \
+                f"{keys_text}; {rows_text}"
+
+
+def softmax_explorer() -> widgets.VBox:
+    """Pads, fill value, dtype and pad-row masking -> the masked scores and the weights, live."""
+    controls = {
+        "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads"),
+        "fill": widgets.Dropdown(options=list(FILLS), value="-1e9", description="fill"),
+        "dtype": widgets.Dropdown(options=list(DTYPES), value="float32", description="dtype"),
+        "mask_pad_rows": widgets.Checkbox(value=False, description="mask pad rows too"),
+    }
+    return explorer(controls, draw_softmax)
+
 
 # --- chapter 3: does the pad row matter ---
 

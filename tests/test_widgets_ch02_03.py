@@ -78,3 +78,59 @@ def test_pad_cells_explorer_updates_and_reports_errors():
     assert summary(box).startswith("1 pad(s): 5 cells set to -1e9")
     control(box, "pads").value = 5
     assert summary(box).startswith("<b>Not possible:</b> every token is &lt;pad&gt;")
+
+
+# --- chapter 2 ---
+
+def test_draw_softmax_book_settings():
+    fig, text = widgets.draw_softmax()
+    assert len(fig.axes) == 2
+    assert text == ("float32, fill -1e9, 2 pad(s), pad rows kept: real rows give the pad keys weight 0; "
+                    "pad rows: ordinary distributions over the real words")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("fill", ["-1e4", "finfo.min"])
+def test_draw_softmax_masked_rows_are_uniform(dtype, fill):
+    _, text = widgets.draw_softmax(2, fill, dtype, mask_pad_rows=True)
+    assert "real rows give the pad keys weight 0;" in text
+    assert "every weight 0.2" in text and "1/5" in text
+
+
+def test_draw_softmax_inf_rows_are_nan_on_purpose():
+    _, text = widgets.draw_softmax(3, "-inf", "float32", mask_pad_rows=True)
+    assert "NaN on purpose" in text
+    _, text = widgets.draw_softmax(3, "-inf", "float32", mask_pad_rows=False)
+    assert "NaN" not in text
+
+
+def test_draw_softmax_no_pads():
+    _, text = widgets.draw_softmax(0)
+    assert text.endswith("no pad keys; no pad rows")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_pads": 5}, "every token is <pad>"),
+        ({"fill": "-1e9", "dtype": "float16"}, "does not fit in torch.float16.*overflow error"),
+        ({"fill": "-1e99"}, "fill must be one of"),
+        ({"dtype": "float64"}, "dtype one of"),
+    ],
+)
+def test_draw_softmax_invalid_combinations_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        widgets.draw_softmax(**kwargs)
+
+
+def test_softmax_explorer_updates_and_reports_errors():
+    box = widgets.softmax_explorer()
+    assert summary(box).startswith("float32, fill -1e9, 2 pad(s), pad rows kept")
+    control(box, "mask pad rows too").value = True
+    assert "every weight 0.2000" in summary(box)
+    control(box, "dtype").value = "float16"
+    assert summary(box).startswith("<b>Not possible:</b> fill=-1e+09 does not fit in torch.float16")
+    control(box, "fill").value = "finfo.min"
+    assert summary(box).startswith("float16, fill finfo.min, 2 pad(s), pad rows masked")
+    control(box, "fill").value = "-inf"
+    assert "NaN on purpose" in summary(box)
