@@ -1,7 +1,7 @@
 """Check that an attention module masks correctly: randomized, seeded trials.
 
 Calling convention: `attn(x, key_padding_mask, attn_mask) -> output`, where
-- x: float32 (N, L, E), batch first;
+- x: float32 (N, L, E) on the CPU, batch first;
 - key_padding_mask: bool (N, L), True = padding (always a tensor; all False when nothing is padded);
 - attn_mask: bool (L, L), True = not allowed (the causal mask), or None;
 - output: a tensor (N, L, ...), one row per query position.
@@ -59,7 +59,7 @@ class CheckReport:
 def as_attn(attn: object) -> Attn:
     """Adapt known PyTorch modules to attn(x, key_padding_mask, attn_mask) -> output; pass callables through."""
     if isinstance(attn, nn.MultiheadAttention):
-        def mha(x, kpm, am):
+        def mha(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> torch.Tensor:
             x = x if attn.batch_first else x.transpose(0, 1)
             out = attn(x, x, x, key_padding_mask=kpm, attn_mask=am, need_weights=False)[0]
             return out if attn.batch_first else out.transpose(0, 1)
@@ -68,7 +68,7 @@ def as_attn(attn: object) -> Attn:
         layer = attn if isinstance(attn, nn.TransformerEncoderLayer) else attn.layers[0]
         first = layer.self_attn.batch_first
 
-        def encoder(x, kpm, am):
+        def encoder(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> torch.Tensor:
             x = x if first else x.transpose(0, 1)
             if isinstance(attn, nn.TransformerEncoderLayer):
                 out = attn(x, src_mask=am, src_key_padding_mask=kpm)
@@ -167,7 +167,9 @@ def check_padding_invariance(
 
     Each trial pads a random batch (item 0 always has padding) and checks two things for every real token:
     new random values at the pad positions leave its output unchanged, and so does running its
-    sequence alone, unpadded. causal=True also passes a causal attn_mask (and a shorter one when alone).
+    sequence alone, unpadded. causal=True also passes a causal attn_mask (and a shorter one when alone);
+    the right pads are then in every real token's future, hidden by the causal mask alone, so keep
+    causal=False to test the padding mask by itself.
     """
     fn, E = as_attn(attn), _embed_dim(attn, embed_dim)
     _validate(trials, batch_size, max_len, atol, seed)
