@@ -1,0 +1,31 @@
+"""What the browser tests share: paths, Chromium, the notebooks under test (imported by conftest and tests)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# BROWSER_TEST_NOTEBOOKS=dir: develop the suite on scratch notebooks
+NOTEBOOKS = Path(os.environ.get("BROWSER_TEST_NOTEBOOKS", ROOT / "notebooks"))
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run"]
+VIEWPORT = {"width": 1366, "height": 1000}
+
+
+def chapter_notebooks() -> list[Path]:
+    """Every notebook the suite checks, in order (00 included)."""
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def require_chromium() -> Path:
+    if CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK):
+        return CHROMIUM
+    reason = f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium`"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: the browser tests must run)")
+    pytest.skip(reason)
