@@ -268,10 +268,10 @@ def kpm_explorer() -> widgets.VBox:
 
 # --- chapter 5: attn_mask and causality ---
 
-CAUSAL_SEQUENCES = {
+CAUSAL_SEQUENCES = {  # in the drop-down's order
     "right-padded": ["犬", "猫", "鳥", "<pad>", "<pad>"],
-    "left-padded": ["<pad>", "<pad>", "犬", "猫", "鳥"],
     "no padding": ["犬", "猫", "鳥", "魚", "馬"],
+    "left-padded": ["<pad>", "<pad>", "犬", "猫", "鳥"],
 }
 
 

@@ -124,3 +124,18 @@ def test_causal_explorer_updates_and_shows_the_message_in_the_widget():
     assert summary.value.startswith("left-padded, causal:")
     controls["edit token"].value = 4
     assert "exactly unchanged: [0, 1, 2, 3]" in summary.value
+
+
+@pytest.mark.parametrize("make", [kpm_explorer, causal_explorer])
+def test_first_control_one_step_gives_a_new_valid_picture(make):
+    """What the generic browser check does: move the first control one step (next option / +1)."""
+    box = make()
+    first = box.children[0].children[0]
+    before = box.children[1].value
+    if hasattr(first, "options"):
+        values = [o[1] if isinstance(o, tuple) else o for o in first.options]
+        first.value = values[(values.index(first.value) + 1) % len(values)]
+    else:
+        first.value = first.value + 1
+    after = box.children[1].value
+    assert after != before and not after.startswith("<b>Not possible")
