@@ -469,7 +469,8 @@ def draw_mask_convention(convention: str = "MHA bool (True = blocked)", api: str
     status = "WRONG: " + ", ".join(p.split(" (")[0] for p in problems) if problems else "OK"
     if weights.isnan().any():
         status += "\nNaN rows are the lesson: no visible key"
-    ax.set_title(f"{convention}\n→ {api}{' (converted)' if convert else ''}\n{status}", fontsize=11, pad=10,
+    short = convention.split(" (")[0] + " mask → " + api.split("(")[0].removeprefix("nn.").removeprefix("F.")
+    ax.set_title(f"{short}{' (converted)' if convert else ''}\n{status}", fontsize=11, pad=10,
                  color="firebrick" if problems else "black")
     return ax.figure, f"{convention} -> {api}{' (converted)' if convert else ''}, {padding} padding: {verdict}"
 
