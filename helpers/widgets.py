@@ -203,6 +203,89 @@ def softmax_explorer() -> widgets.VBox:
 
 # --- chapter 3: does the pad row matter ---
 
+POLICIES = {  # how a layer treats the pad query rows (the pad key columns are always masked)
+    "leave": "leave them (the book)",
+    "uniform": "mask them too: 1/5",
+    "zero": "zero them after softmax",
+    "-inf": "mask them with -inf: NaN",
+}
+JUNK = ("none", "random x1000", "zeros", "NaN")  # what replaces the pad rows between the layers
+
+
+def layer2_params(seed: int = 3) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """W_q, W_k, W_v (4, 4) of chapter 3's second layer: seeded randn rounded to one decimal."""
+    g = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(D_MODEL, D_MODEL, generator=g).round(decimals=1) for _ in range(3))
+
+
+def attention_layer(h: torch.Tensor, W: tuple[torch.Tensor, ...], pad: torch.Tensor,
+                    policy: str = "leave") -> tuple[torch.Tensor, torch.Tensor]:
+    """h + weights @ v for h (N, S, d) and pad (N, S), True = pad; returns (output, weights)."""
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {list(POLICIES)}, got {policy!r}")
+    q, k, v = h @ W[0], h @ W[1], h @ W[2]
+    rows = pad.unsqueeze(-1)                                     # (N, S, 1): the pad query rows
+    if policy == "leave":
+        weights = attention_steps(q, k, v, key_padding_mask=pad).weights
+    elif policy == "zero":
+        weights = attention_steps(q, k, v, key_padding_mask=pad).weights * ~rows
+    else:
+        fill = -1e9 if policy == "uniform" else "-inf"
+        weights = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=rows, fill=fill).weights
+    return h + weights @ v, weights
+
+
+def draw_pad_rows(policy: str = "leave", junk: str = "random x1000", n_pads: int = 2) -> tuple[Figure, str]:
+    """Two layers with a pad-row policy and junk in the pad rows between them, against the book without junk."""
+    tokens = toy_tokens(n_pads)
+    if n_pads == len(tokens):
+        raise ValueError("every token is <pad>: there is no real token whose output could be checked. "
+                         "Keep at least one word.")
+    if junk not in JUNK:
+        raise ValueError(f"junk must be one of {list(JUNK)}, got {junk!r}")
+    ids, x, *_ = toy_qkv(tokens)
+    _, *W1 = toy_params()
+    W2 = layer2_params()
+    pad = ids == PAD_ID
+    reference = attention_layer(attention_layer(x, W1, pad)[0], W2, pad)[0]   # the book, no junk
+    h1, _ = attention_layer(x, W1, pad, policy)
+    g = torch.Generator().manual_seed(0)
+    replacement = {"none": h1, "random x1000": torch.randn(h1.shape, generator=g) * 1000,
+                   "zeros": torch.zeros(h1.shape), "NaN": torch.full(h1.shape, float("nan"))}[junk]
+    h1_junk = torch.where(pad.unsqueeze(-1), replacement, h1)
+    h2_junk, w2_junk = attention_layer(h1_junk, W2, pad, policy)
+    diff = (h2_junk - reference).abs()[0]
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.6, 4.0), width_ratios=(5, 4))
+    show_weights(w2_junk[0], tokens, tokens, ax=left, masked=pad[0],
+                 title="layer 2 weights" + ("" if junk == "none" else f", pad rows = {junk}"))
+    show_weights(diff, tokens, ["d0", "d1", "d2", "d3"], ax=right, fmt=".2g", title="|output - book's, no junk|")
+    right.set_xlabel("feature")
+    right.set_ylabel("")
+    fig.subplots_adjust(left=0.1, right=0.99, top=0.80, bottom=0.03, wspace=0.3)
+
+    real_diff = diff[~pad[0]].max().item()
+    text = f"policy {policy}, junk {junk}, {n_pads} pad(s): real rows max |change| = {real_diff:g}"
+    if n_pads:
+        text += f"; pad rows max |change| = {diff[pad[0]].max().item():g}"
+    if real_diff != real_diff and policy == "-inf" and junk == "none":
+        text += ". The -inf pad rows are NaN after layer 1, and in layer 2 a NaN value weighted 0 gives 0 x NaN = NaN"
+    elif real_diff != real_diff:
+        text += ". NaN reached the real rows: a pad value weighted 0 gives 0 x NaN = NaN"
+    return fig, text
+
+
+def pad_rows_explorer() -> widgets.VBox:
+    """Pad-row policy, junk in the pad rows and number of pads -> does anything reach the real tokens?"""
+    controls = {
+        "policy": widgets.Dropdown(options=[(label, key) for key, label in POLICIES.items()], value="leave",
+                                   description="pad rows"),
+        "junk": widgets.Dropdown(options=list(JUNK), value="random x1000", description="junk"),
+        "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads"),
+    }
+    return explorer(controls, draw_pad_rows)
+
+
 # --- chapter 4: key_padding_mask ---
 
 KPM_LENGTHS = (4, 3, 5)  # the chapter-4 batch: 1 2 3 4 | 5 6 7 | 8 9 10 11 12

@@ -134,3 +134,59 @@ def test_softmax_explorer_updates_and_reports_errors():
     assert summary(box).startswith("float16, fill finfo.min, 2 pad(s), pad rows masked")
     control(box, "fill").value = "-inf"
     assert "NaN on purpose" in summary(box)
+
+
+# --- chapter 3 ---
+
+def test_attention_layer_policies_agree_on_real_rows():
+    ids, x, *_ = widgets.toy_qkv(TOKENS)
+    _, *W1 = widgets.toy_params()
+    pad = ids == widgets.PAD_ID
+    outs = {p: widgets.attention_layer(x, W1, pad, p) for p in ("leave", "uniform", "zero")}
+    for out, _ in outs.values():
+        assert torch.equal(out[~pad], outs["leave"][0][~pad])
+    assert torch.equal(outs["uniform"][1][0, 3:], torch.full((2, 5), 0.2))
+    assert (outs["zero"][1][0, 3:] == 0).all()
+    assert outs["leave"][1][0, 3:, :3].gt(0).all()
+    assert widgets.attention_layer(x, W1, pad, "-inf")[1][0, 3:].isnan().all()
+    with pytest.raises(ValueError, match="policy must be one of"):
+        widgets.attention_layer(x, W1, pad, "mask")
+
+
+@pytest.mark.parametrize("policy", ["leave", "uniform", "zero"])
+@pytest.mark.parametrize("junk", ["none", "random x1000", "zeros"])
+def test_draw_pad_rows_finite_junk_never_reaches_real_rows(policy, junk):
+    fig, text = widgets.draw_pad_rows(policy, junk)
+    assert len(fig.axes) == 2
+    assert text.startswith(f"policy {policy}, junk {junk}, 2 pad(s): real rows max |change| = 0;")
+
+
+def test_draw_pad_rows_nan_reaches_real_rows_and_says_why():
+    _, text = widgets.draw_pad_rows("leave", "NaN")
+    assert "real rows max |change| = nan" in text and "0 x NaN = NaN" in text
+    _, text = widgets.draw_pad_rows("-inf", "none")
+    assert "real rows max |change| = nan" in text and "-inf pad rows are NaN after layer 1" in text
+    _, text = widgets.draw_pad_rows("-inf", "zeros")        # the junk overwrote the NaN rows
+    assert "real rows max |change| = 0;" in text
+
+
+def test_draw_pad_rows_invalid_input_is_named():
+    with pytest.raises(ValueError, match="every token is <pad>"):
+        widgets.draw_pad_rows(n_pads=5)
+    with pytest.raises(ValueError, match="junk must be one of"):
+        widgets.draw_pad_rows(junk="inf")
+    with pytest.raises(ValueError, match="policy must be one of"):
+        widgets.draw_pad_rows(policy="mask")
+
+
+def test_pad_rows_explorer_updates_and_reports_errors():
+    box = widgets.pad_rows_explorer()
+    assert summary(box).startswith("policy leave, junk random x1000, 2 pad(s): real rows max |change| = 0;")
+    control(box, "pad rows").value = "uniform"
+    assert summary(box).startswith("policy uniform, junk random x1000")
+    control(box, "junk").value = "NaN"
+    assert "0 x NaN = NaN" in summary(box)
+    control(box, "pads").value = 5
+    assert summary(box).startswith("<b>Not possible:</b> every token is &lt;pad&gt;")
+    control(box, "pads").value = 0
+    assert summary(box) == "policy uniform, junk NaN, 0 pad(s): real rows max |change| = 0"
