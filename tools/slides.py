@@ -1,0 +1,110 @@
+"""Export chapters to reveal.js slide decks: `make slides` -> build/slides/<notebook>.slides.html.
+
+The notebooks carry no slide metadata of their own (their authors regenerate them), so each copy is
+tagged here, by rules, before nbconvert's SlidesExporter runs:
+- a markdown cell starting with "# " or "## " starts a new slide, "### " a sub-slide;
+- another markdown cell right after a code cell starts a sub-slide (the next step), else it stays on the slide;
+- a code cell is a fragment (it appears on the next click); one longer than LONG_CODE lines shows only
+  its output (input hidden), or is skipped if it has no output;
+- skipped: explorer cells (first line `# NBVAL_IGNORE_OUTPUT`: a live widget has no place in a static deck),
+  the code cell right after a hidden solution (<details>) that runs it, and empty cells;
+- a cell that already has `slideshow` metadata in the notebook keeps it.
+Usage: python tools/slides.py [NOTEBOOK ...] [--out DIR]  (default: every notebooks/NN_*.ipynb into build/slides)
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+from pathlib import Path
+
+import nbformat
+from nbconvert import SlidesExporter
+from traitlets.config import Config
+
+ROOT = Path(__file__).resolve().parents[1]
+LONG_CODE = 15          # lines; longer code cells show their output only
+HIDE_INPUT = "slides-hide-input"
+
+
+def _heading(source: str) -> int:
+    """1, 2, 3 for a cell starting with '# ', '## ', '### '; 0 otherwise."""
+    first = source.lstrip().split("\n", 1)[0]
+    for level in (1, 2, 3):
+        if first.startswith("#" * level + " "):
+            return level
+    return 0
+
+
+def slide_type(cell: nbformat.NotebookNode, previous: nbformat.NotebookNode | None) -> tuple[str, bool]:
+    """(slide_type, hide_input) for one cell, by the rules in the module docstring."""
+    source = cell.source.strip()
+    if not source:
+        return "skip", False
+    if cell.cell_type == "markdown":
+        level = _heading(source)
+        if level in (1, 2):
+            return "slide", False
+        if level == 3 or (previous is not None and previous.cell_type == "code"):
+            return "subslide", False
+        return "-", False
+    if cell.cell_type != "code":
+        return "skip", False
+    if source.startswith("# NBVAL_IGNORE_OUTPUT"):
+        return "skip", False
+    if previous is not None and previous.cell_type == "markdown" and "<details>" in previous.source:
+        return "skip", False
+    if len(source.splitlines()) > LONG_CODE:
+        return ("fragment", True) if cell.get("outputs") else ("skip", False)
+    return "fragment", False
+
+
+def tag_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of nb with slideshow metadata on every cell (explicit metadata in nb wins)."""
+    nb = copy.deepcopy(nb)
+    previous = None
+    for cell in nb.cells:
+        if "slideshow" not in cell.metadata:
+            kind, hide_input = slide_type(cell, previous)
+            cell.metadata["slideshow"] = {"slide_type": kind}
+            if hide_input:
+                cell.metadata.setdefault("tags", []).append(HIDE_INPUT)
+        if cell.metadata["slideshow"].get("slide_type") != "skip":
+            previous = cell
+    return nb
+
+
+def exporter() -> SlidesExporter:
+    config = Config()
+    config.TagRemovePreprocessor.enabled = True
+    config.TagRemovePreprocessor.remove_input_tags = {HIDE_INPUT}
+    config.SlidesExporter.reveal_scroll = True         # a tall step scrolls instead of being cut off
+    config.SlidesExporter.exclude_input_prompt = True
+    config.SlidesExporter.exclude_output_prompt = True
+    return SlidesExporter(config=config)
+
+
+def export(path: Path, out_dir: Path) -> Path:
+    """Tag a copy of the notebook at path and write its deck to out_dir/<stem>.slides.html."""
+    nb = tag_cells(nbformat.read(path, as_version=4))
+    body, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / f"{path.stem}.slides.html"
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "slides")
+    args = parser.parse_args(argv)
+    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for path in notebooks:
+        print(f"{path} -> {export(path, args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
