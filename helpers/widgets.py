@@ -235,6 +235,22 @@ def attention_layer(h: torch.Tensor, W: tuple[torch.Tensor, ...], pad: torch.Ten
     return h + weights @ v, weights
 
 
+_LAYER1: dict[tuple[str, int], tuple[torch.Tensor, ...]] = {}  # the explorer recomputes only what a control changes
+
+
+def _layer1(policy: str, n_pads: int) -> tuple[torch.Tensor, ...]:
+    """pad, layer 1's output under `policy`, the book's layer-2 output without junk, and W2 (cached)."""
+    if (policy, n_pads) not in _LAYER1:
+        ids, x, *_ = toy_qkv(toy_tokens(n_pads))
+        _, *W1 = toy_params()
+        W2 = layer2_params()
+        pad = ids == PAD_ID
+        h1, _ = attention_layer(x, W1, pad, policy)
+        reference = attention_layer(attention_layer(x, W1, pad)[0], W2, pad)[0]   # the book, no junk
+        _LAYER1[policy, n_pads] = (pad, h1, reference, W2)
+    return _LAYER1[policy, n_pads]
+
+
 def draw_pad_rows(policy: str = "leave", junk: str = "random x1000", n_pads: int = 2) -> tuple[Figure, str]:
     """Two layers with a pad-row policy and junk in the pad rows between them, against the book without junk."""
     tokens = toy_tokens(n_pads)
@@ -243,12 +259,7 @@ def draw_pad_rows(policy: str = "leave", junk: str = "random x1000", n_pads: int
                          "Keep at least one word.")
     if junk not in JUNK:
         raise ValueError(f"junk must be one of {list(JUNK)}, got {junk!r}")
-    ids, x, *_ = toy_qkv(tokens)
-    _, *W1 = toy_params()
-    W2 = layer2_params()
-    pad = ids == PAD_ID
-    reference = attention_layer(attention_layer(x, W1, pad)[0], W2, pad)[0]   # the book, no junk
-    h1, _ = attention_layer(x, W1, pad, policy)
+    pad, h1, reference, W2 = _layer1(policy, n_pads)
     g = torch.Generator().manual_seed(0)
     replacement = {"none": h1, "random x1000": torch.randn(h1.shape, generator=g) * 1000,
                    "zeros": torch.zeros(h1.shape), "NaN": torch.full(h1.shape, float("nan"))}[junk]
