@@ -35,11 +35,74 @@ class Move:
     option: str | None = None   # dropdown / toggle: the option label to choose
     before: str | None = None   # the summary contains this before the move
     after: str | None = None    # ... and this after it
+    refused: bool = False       # an impossible combination: a "Not possible" message and no figure
     explorer: int = 0
 
 
-# chapter number -> the moves to make, in order (fill in as chapters land; see helpers/widgets.py).
-EXPECTED: dict[str, list[Move]] = {}
+REFUSED = "Not possible: "  # how explorer() starts the message of a ValueError from draw()
+
+# Chapter number -> the moves to make, in order, each from the state the previous one left.
+# Read off each chapter's explorer in helpers/widgets.py (the summary strings of its draw function).
+EXPECTED: dict[str, list[Move]] = {
+    "01": [  # pad_cells_explorer: pads 2 -> 3 -> 5 (refused) -> 0
+        Move("pads", presses=1, before="2 pad(s): 10 cells set to -1e9",
+             after="3 pad(s): 15 cells set to -1e9 (the pad columns), 6 '?' cells"),
+        Move("pads", presses=2, after=REFUSED + "every token is <pad>", refused=True),
+        Move("pads", presses=-5, after="0 pad(s): 0 cells set to -1e9 (the pad columns), 0 '?' cells"),
+    ],
+    "02": [  # softmax_explorer
+        Move("mask pad rows too", kind="checkbox", before="float32, fill -1e9, 2 pad(s), pad rows kept",
+             after="pad rows masked: real rows give the pad keys weight 0; pad rows: every weight 0.2000 (1/5"),
+        Move("fill", kind="dropdown", option="-inf", after="fill -inf, 2 pad(s), pad rows masked: real rows give "
+             "the pad keys weight 0; pad rows are NaN on purpose"),
+        Move("fill", kind="dropdown", option="-1e9", after="every weight 0.2000"),
+        Move("dtype", kind="dropdown", option="float16", refused=True,
+             after=REFUSED + "fill=-1e+09 does not fit in torch.float16"),
+        Move("fill", kind="dropdown", option="finfo.min", after="float16, fill finfo.min, 2 pad(s), pad rows masked: "
+             "real rows give the pad keys weight 0; pad rows: every weight 0.2000"),
+    ],
+    "03": [  # pad_rows_explorer
+        Move("junk", kind="dropdown", option="NaN", before="policy leave, junk random x1000, 2 pad(s): "
+             "real rows max |change| = 0;", after="policy leave, junk NaN, 2 pad(s): real rows max |change| = nan"),
+        Move("pad rows", kind="dropdown", option="mask them too: 1/5",
+             after="policy uniform, junk NaN, 2 pad(s): real rows max |change| = nan"),
+        Move("junk", kind="dropdown", option="zeros",
+             after="policy uniform, junk zeros, 2 pad(s): real rows max |change| = 0;"),
+        Move("pad rows", kind="dropdown", option="zero them after softmax",
+             after="policy zero, junk zeros, 2 pad(s): real rows max |change| = 0;"),
+        Move("pads", presses=3, refused=True, after=REFUSED + "every token is <pad>"),
+        Move("pads", presses=-2, after="policy zero, junk zeros, 3 pad(s): real rows max |change| = 0;"),
+    ],
+    "04": [  # kpm_explorer
+        Move("key_padding_mask", kind="checkbox", before="item 0, mask on: weight on the pad column(s), mean over "
+             "real query rows = 0.000 (exactly 0 in every row)", after="item 0, mask off: weight on the pad "
+             "column(s), mean over real query rows = 1.000"),
+        Move("PAD", kind="dropdown", option="7 (a real value!)", refused=True,
+             after=REFUSED + "PAD=7 is also a real value"),
+        Move("PAD", kind="dropdown", option="1000", after="item 0, mask off"),
+        Move("batch item", kind="toggle", option="1", after="item 1, mask off"),
+        Move("seed", presses=1, after="seed 1 (w_q·w_k = "),
+    ],
+    "05": [  # causal_explorer
+        Move("edit token", presses=1, before="right-padded, causal + key padding: editing token 1 (猫) changes "
+             "the outputs at positions [1, 2, 3, 4]", after="editing token 2 (鳥) changes the outputs at positions "
+             "[2, 3, 4]; exactly unchanged: [0, 1]"),
+        Move("sequence", kind="dropdown", option="left-padded", refused=True,
+             after=REFUSED + "query 0 (<pad>) would see no key at all"),
+        Move("causal attn_mask", kind="checkbox", after="left-padded, key padding: editing token 2 (犬) changes "
+             "the outputs at positions [0, 1, 2, 3, 4]"),
+    ],
+    "06": [  # mask_convention_explorer
+        Move("convert with helpers.masks", kind="checkbox", before="MHA bool (True = blocked) -> "
+             "F.scaled_dot_product_attention, right padding: LEAKS the future",
+             after="(converted), right padding: correct: weight only on allowed keys"),
+        Move("mask", kind="dropdown", option="HF 0/1 cast to float", refused=True,
+             after=REFUSED + "a float 0/1 mask is ambiguous"),
+        Move("convert with helpers.masks", kind="checkbox",
+             after="HF 0/1 cast to float -> F.scaled_dot_product_attention, right padding: LEAKS the future"),
+        Move("padding", kind="toggle", option="left", after="left padding: LEAKS the future"),
+    ],
+}
 
 
 def stored_widget_count(path: Path) -> int:
@@ -114,13 +177,17 @@ def control_of(explorer, move: Move | None):
     controls = explorer.locator(":scope > .widget-hbox").first.locator(":scope > *")
     if move is None:
         return controls.first
-    label = explorer.page.locator(".widget-label", has_text=re.compile(rf"^\s*{re.escape(move.label)}\s*:?\s*$"))
+    label = explorer.page.locator("label", has_text=re.compile(rf"^\s*{re.escape(move.label)}\s*:?\s*$"))
     return controls.filter(has=label)
 
 
 def move_control(control, move: Move | None) -> str:
     """Move the control (generic: one slider step, the next dropdown option, a click); say what was done."""
     classes = control.get_attribute("class") or ""
+    css = {"slider": "widget-slider", "dropdown": "widget-dropdown", "toggle": "widget-toggle-buttons",
+           "checkbox": "widget-checkbox"}
+    if move is not None:
+        assert css[move.kind] in classes, f"control {move.label!r} is not a {move.kind}: its classes are {classes!r}"
     if "widget-slider" in classes:
         handle = control.locator(".noUi-handle").first
         presses = move.presses if move else 1
@@ -154,8 +221,7 @@ def move_control(control, move: Move | None) -> str:
 
 
 def check_move(page, name: str, explorer, move: Move | None) -> None:
-    """Move one control; the summary and the figure must both change, as EXPECTED says."""
-    explorer.locator(".explorer-figure img").first.wait_for(timeout=UPDATE_TIMEOUT_MS)
+    """Move one control; the summary and the figure must change as EXPECTED says (generic: both change)."""
     before, before_src = summary_and_figure(explorer)
     if move is not None and move.before is not None:
         assert move.before in before, f"{name}: the summary is {before!r} before the move, expected {move.before!r}"
@@ -163,19 +229,27 @@ def check_move(page, name: str, explorer, move: Move | None) -> None:
     if move is not None:
         assert control.count() == 1, f"{name}: explorer {move.explorer} has no single control labelled {move.label!r}"
     done = move_control(control, move)
+    refused = move is not None and move.refused
     try:
-        page.wait_for_function("""([box, text, src]) => {
+        page.wait_for_function("""([box, text, src, refused, want]) => {
             const img = box.querySelector('.explorer-figure img');
-            return box.querySelector('.explorer-summary').innerText !== text && img && img.src !== src;
-        }""", arg=[explorer.element_handle(), before, before_src], timeout=UPDATE_TIMEOUT_MS)
+            const now = box.querySelector('.explorer-summary').innerText;
+            return now !== text && (!want || now.includes(want)) && (refused ? !img : Boolean(img) && img.src !== src);
+        }""", arg=[explorer.element_handle(), before, before_src, refused, move and move.after],
+            timeout=UPDATE_TIMEOUT_MS)
     except PlaywrightTimeout:
         pass  # the asserts below say what did not change
     after, after_src = summary_and_figure(explorer)
     assert after != before, f"{name}: {done} did not change the summary {before!r}"
-    assert after_src is not None, f"{name}: after {done} the explorer shows no figure; summary: {after!r}"
-    assert after_src != before_src, f"{name}: {done} did not change the figure; summary: {after!r}"
     if move is not None and move.after is not None:
         assert move.after in after, f"{name}: after {done} the summary is {after!r}, expected {move.after!r}"
+    if refused:
+        assert after.startswith(REFUSED), f"{name}: after {done} expected a 'Not possible' message, got {after!r}"
+        assert after_src is None, f"{name}: after {done} a refused combination still shows a figure"
+        return
+    assert not after.startswith(REFUSED), f"{name}: {done} was refused: {after!r}"
+    assert after_src is not None, f"{name}: after {done} the explorer shows no figure; summary: {after!r}"
+    assert after_src != before_src, f"{name}: {done} did not change the figure; summary: {after!r}"
 
 
 @pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
@@ -196,6 +270,8 @@ def test_chapter_runs_and_explorer_responds(path: Path, lab, browser, artifacts)
         shown = stored_widget_count(path)
         assert explorers.count() == shown, f"{name}: {explorers.count()} explorers rendered, the notebook shows {shown}"
         moves = EXPECTED.get(name[:2]) or [Move(label="", explorer=i) for i in range(shown)]
+        for i in range(shown):
+            explorers.nth(i).locator(".explorer-figure img").first.wait_for(timeout=UPDATE_TIMEOUT_MS)
         for move in moves:
             explorer = explorers.nth(move.explorer)
             explorer.scroll_into_view_if_needed()
