@@ -35,5 +35,9 @@ unit: $(STAMP)
 execute: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(or $(NB),$(NOTEBOOKS))
 
+# A reveal.js deck per chapter in build/slides/ (cells tagged by rules at export time, see tools/slides.py).
+slides: $(STAMP)
+	$(BIN)/python tools/slides.py --out build/slides
+
 clean:
 	rm -rf build .pytest_cache .hypothesis

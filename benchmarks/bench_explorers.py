@@ -1,0 +1,149 @@
+"""Time one explorer update (compute plus redraw) for every explorer in helpers.widgets.
+
+Run: .venv/bin/python benchmarks/bench_explorers.py [--n 60] [--json results.json]
+
+The updates run inside a real IPython kernel (started here with jupyter_client), as in JupyterLab:
+display(fig) goes through the inline backend's PNG formatter into the Output widget and out on the
+kernel's iopub socket. For each explorer (every public function of helpers.widgets that takes no
+argument and returns an `explorer` box), the script detaches the controls' observers, then N times:
+sets one control to its next value (cycling through the controls and their values), times
+box.refresh(), and records whether that combination drew a figure or showed the "Not possible"
+message. It prints the median and 90th percentile ms per update; the target is a median under 50 ms.
+This is a measurement, not a test: the numbers depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from jupyter_client.manager import start_new_kernel
+
+TARGET_MS = 50.0
+MARK = "BENCH-RESULT:"
+
+KERNEL_CODE = r'''
+import inspect, json, statistics, time
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import helpers.widgets as hw
+
+
+def _next_values(control):
+    """The values a learner can pick, starting after the current one (wrapping round)."""
+    if isinstance(control, widgets.Checkbox):
+        values = [not control.value, control.value]
+    elif hasattr(control, "options"):
+        values = [value for _, value in control._options_labels_values()] if hasattr(
+            control, "_options_labels_values") else list(control._options_values)
+    elif isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
+        values, v = [], control.min
+        while v <= control.max and len(values) < 50:
+            values.append(v)
+            v += control.step
+    else:
+        raise TypeError(f"benchmark cannot move a {type(control).__name__}")
+    if control.value in values and len(values) > 1:
+        i = values.index(control.value)
+        values = values[i + 1:] + values[:i + 1]
+    return values
+
+
+def _explorers():
+    for name, function in inspect.getmembers(hw, inspect.isfunction):
+        if name.startswith("_") or function.__module__ != hw.__name__ or name == "explorer":
+            continue
+        if any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+               for p in inspect.signature(function).parameters.values()):
+            continue
+        if inspect.signature(function).return_annotation not in ("widgets.VBox", widgets.VBox):
+            continue
+        yield name, function
+
+
+def _bench(n):
+    results = {}
+    for name, make in _explorers():
+        box = make()
+        plt.close("all")
+        summary = box.children[1]
+        controls = list(box.children[0].children)
+        for control in controls:  # the benchmark triggers each redraw itself, through box.refresh()
+            control.unobserve(box.refresh, names="value")
+        plans = [(c, _next_values(c)) for c in controls]
+        drawn, refused = [], []
+        for i in range(n + 3):
+            control, values = plans[i % len(plans)]
+            control.value = values[(i // len(plans)) % len(values)]
+            start = time.perf_counter()
+            box.refresh()
+            elapsed = (time.perf_counter() - start) * 1000
+            if i < 3:
+                continue  # warm-up: first calls fill caches
+            (refused if summary.value.startswith("<b>Not possible") else drawn).append(elapsed)
+        results[name] = {
+            "controls": [c.description for c in controls],
+            "n_drawn": len(drawn), "n_refused": len(refused),
+            "median_ms": statistics.median(drawn) if drawn else None,
+            "p90_ms": statistics.quantiles(drawn, n=10)[-1] if len(drawn) > 1 else None,
+            "max_ms": max(drawn) if drawn else None,
+            "refused_median_ms": statistics.median(refused) if refused else None,
+        }
+        box.close()
+    return results
+
+
+print("BENCH-RESULT:" + json.dumps(_bench(N)))
+'''
+
+
+def run(n: int) -> dict:
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(Path(__file__).resolve().parents[1]))
+    lines: list[str] = []
+
+    def hook(message: dict) -> None:
+        content = message["content"]
+        if message["msg_type"] == "stream":
+            lines.append(content["text"])
+        elif message["msg_type"] == "error":
+            lines.append("\n".join(content["traceback"]))
+
+    try:
+        reply = kc.execute_interactive(f"N = {n}\n" + KERNEL_CODE, output_hook=hook, timeout=900)
+        text = "".join(lines)
+        if reply["content"]["status"] != "ok" or MARK not in text:
+            raise RuntimeError(f"the benchmark failed in the kernel:\n{text}")
+        return json.loads(text.split(MARK, 1)[1].strip().splitlines()[0])
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def report(results: dict) -> str:
+    rows = [f"{'explorer':<28} {'median ms':>9} {'p90 ms':>7} {'max ms':>7} {'drawn':>5} {'refused':>7}  ok?"]
+    for name, r in results.items():
+        med = r["median_ms"]
+        rows.append(f"{name:<28} {med:>9.1f} {r['p90_ms']:>7.1f} {r['max_ms']:>7.1f} {r['n_drawn']:>5} "
+                    f"{r['n_refused']:>7}  {'yes' if med < TARGET_MS else 'NO: over ' + str(TARGET_MS)}")
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=60, help="timed updates per explorer (default 60)")
+    parser.add_argument("--json", type=Path, help="also write the raw results here")
+    args = parser.parse_args()
+    results = run(args.n)
+    if not results:
+        print("no explorer found in helpers.widgets")
+        return 1
+    print(report(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
