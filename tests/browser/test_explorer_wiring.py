@@ -33,7 +33,7 @@ def test_figure_png_crops_like_tight_bbox_with_one_render():
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.imshow(np.arange(6).reshape(2, 3))
     ax.set_ylabel("a label that sticks out")  # partly left of the figure: drawn in the extra room
-    fig.subplots_adjust(left=0.03)
+    fig.subplots_adjust(left=0.1)
     tight = size(tight_png(fig))
     formats = spy_formats(fig)
     fast = size(figure_png(fig))
