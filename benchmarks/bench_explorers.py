@@ -3,7 +3,7 @@
 Run: .venv/bin/python benchmarks/bench_explorers.py [--n 60] [--json results.json]
 
 The updates run inside a real IPython kernel (started here with jupyter_client), as in JupyterLab:
-the explorer renders its figure to PNG (helpers.widgets.figure_png) and displays it in the Output
+the explorer renders its figure to PNG (helpers.explorer.figure_png) and displays it in the Output
 widget, out on the kernel's iopub socket. For each explorer (every public function of helpers.widgets
 that takes no argument and returns an `explorer` box), the script detaches the controls' observers,
 then N times: sets one control to its next value (cycling through the controls and their values),
@@ -30,6 +30,7 @@ KERNEL_CODE = r'''
 import inspect, json, statistics, time
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import helpers.explorer as wiring
 import helpers.widgets as hw
 
 
@@ -55,7 +56,7 @@ def _next_values(control):
 
 def _explorers():
     for name, function in inspect.getmembers(hw, inspect.isfunction):
-        if name.startswith("_") or function.__module__ != hw.__name__ or name == "explorer":
+        if name.startswith("_") or not function.__module__.startswith("helpers.explore_") or name == "explorer":
             continue
         if any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
                for p in inspect.signature(function).parameters.values()):
@@ -68,7 +69,7 @@ def _explorers():
 _render = []  # seconds spent in figure_png (render + PNG) during the current update
 
 
-def _timed_figure_png(fig, _original=hw.figure_png, **kwargs):
+def _timed_figure_png(fig, _original=wiring.figure_png, **kwargs):
     start = time.perf_counter()
     try:
         return _original(fig, **kwargs)
@@ -76,7 +77,7 @@ def _timed_figure_png(fig, _original=hw.figure_png, **kwargs):
         _render.append(time.perf_counter() - start)
 
 
-hw.figure_png = _timed_figure_png  # explorer() looks it up at each update
+wiring.figure_png = _timed_figure_png  # explorer() looks it up at each update
 
 
 def _bench(n):

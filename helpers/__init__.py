@@ -1,4 +1,8 @@
-"""The small package behind the notebooks: masks, attention, plots (and the chapters' extras)."""
+"""The small package behind the notebooks.
+
+masks, attention, plots and checks are imported here; `toy` (the running example) and `widgets`
+(the explorers) are modules of their own: `from helpers import toy, widgets`.
+"""
 
 from helpers.attention import AttentionSteps, attention_steps
 from helpers.checks import CheckReport, check_no_future_leak, check_padding_invariance
@@ -10,7 +14,7 @@ from helpers.masks import (
     to_additive_mask,
     to_sdpa_mask,
 )
-from helpers.plots import show_weights
+from helpers.plots import print_table, show_weights
 
 __all__ = [
     "AttentionSteps",
@@ -22,6 +26,7 @@ __all__ = [
     "fill_value",
     "from_hf_attention_mask",
     "key_padding_mask",
+    "print_table",
     "show_weights",
     "to_additive_mask",
     "to_sdpa_mask",

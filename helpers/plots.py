@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 
 import matplotlib
@@ -13,7 +14,7 @@ import torch
 from matplotlib.collections import PatchCollection
 from matplotlib.patches import Rectangle
 
-matplotlib.rcParams.update({"font.size": 12, "axes.titlesize": 14, "figure.dpi": 80})
+matplotlib.rcParams.update({"font.size": 12, "axes.titlesize": 14, "figure.dpi": 100})
 
 
 def format_cell(value: float, fmt: str = ".2f") -> str:
@@ -88,7 +89,7 @@ def show_weights(
             value = matrix[i, j]
             dark = not hidden[i, j] and math.isfinite(value) and (value - vmin) > 0.6 * (vmax - vmin)
             ax.text(j, i, format_cell(value, fmt), ha="center", va="center",
-                    color="white" if dark else "black", fontsize=11)
+                    color="white" if dark else "black", fontsize=12)
 
     ax.set_xticks(range(S), labels=list(cols))
     ax.set_yticks(range(L), labels=list(rows))
@@ -99,3 +100,20 @@ def show_weights(
     if title:
         ax.set_title(title, pad=12)
     return ax
+
+
+def _align(text: str, width: int, left: bool = False) -> str:
+    """Pad to `width` terminal columns; 犬 猫 鳥 are two columns wide."""
+    used = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    gap = " " * max(width - used, 0)
+    return text + gap if left else gap + text
+
+
+def print_table(matrix: torch.Tensor, rows: list[str], cols: list[str], fmt: str = ".2f") -> None:
+    """Print an (L, S) table with token labels; -1e9, -inf and NaN in short form (as in show_weights)."""
+    if matrix.dim() != 2 or matrix.shape != (len(rows), len(cols)):
+        raise ValueError(f"matrix must be 2-D ({len(rows)}, {len(cols)}) to match the labels, "
+                         f"got {tuple(matrix.shape)}")
+    print(_align("", 6, left=True) + "".join(_align(c, 8) for c in cols))
+    for label, row in zip(rows, matrix.tolist(), strict=True):
+        print(_align(label, 6, left=True) + "".join(_align(format_cell(v, fmt), 8) for v in row))

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from helpers import widgets
+from helpers import print_table, toy, widgets
 
 TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]
 
@@ -26,35 +26,35 @@ def summary(box):
 # --- chapter 1 ---
 
 def test_toy_tokens():
-    assert widgets.toy_tokens() == TOKENS
-    assert widgets.toy_tokens(0) == ["犬", "猫", "鳥", "魚", "馬"]
-    assert widgets.toy_tokens(5) == ["<pad>"] * 5
+    assert toy.tokens() == TOKENS
+    assert toy.tokens(0) == ["犬", "猫", "鳥", "魚", "馬"]
+    assert toy.tokens(5) == ["<pad>"] * 5
     with pytest.raises(ValueError, match="n_pads must be an int from 0 to 5"):
-        widgets.toy_tokens(6)
+        toy.tokens(6)
     with pytest.raises(ValueError, match="n_pads must be an int"):
-        widgets.toy_tokens(True)
+        toy.tokens(True)
 
 
 def test_toy_qkv_is_seeded_and_pads_share_a_vector():
-    ids, x, q, k, v = widgets.toy_qkv(TOKENS)
+    ids, x, q, k, v = toy.qkv(TOKENS)
     assert ids.tolist() == [[2, 3, 4, 1, 1]]
     assert x.shape == q.shape == k.shape == v.shape == (1, 5, 4)
     assert torch.equal(x[0, 3], x[0, 4])
-    assert torch.equal(widgets.toy_qkv(TOKENS)[2], q)           # same numbers every call
+    assert torch.equal(toy.qkv(TOKENS)[2], q)           # same numbers every call
     assert torch.equal(x, x.round(decimals=1))                   # readable: one decimal
 
 
 def test_print_table(capsys):
-    widgets.print_table(torch.tensor([[0.5, -1e9], [float("nan"), float("-inf")]]), ["犬", "<pad>"], ["犬", "<pad>"])
+    print_table(torch.tensor([[0.5, -1e9], [float("nan"), float("-inf")]]), ["犬", "<pad>"], ["犬", "<pad>"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split() == ["犬", "0.50", "-1e9"]
     assert lines[2].split() == ["<pad>", "nan", "-inf"]
     with pytest.raises(ValueError, match=r"matrix must be 2-D \(2, 2\)"):
-        widgets.print_table(torch.zeros(1, 2, 2), ["a", "b"], ["a", "b"])
+        print_table(torch.zeros(1, 2, 2), ["a", "b"], ["a", "b"])
 
 
 def test_question_cells_are_pad_rows_times_real_columns():
-    unsure = widgets.question_cells(TOKENS)
+    unsure = toy.question_cells(TOKENS)
     expected = torch.zeros(5, 5, dtype=torch.bool)
     expected[3:, :3] = True
     assert torch.equal(unsure, expected)
@@ -139,9 +139,9 @@ def test_softmax_explorer_updates_and_reports_errors():
 # --- chapter 3 ---
 
 def test_attention_layer_policies_agree_on_real_rows():
-    ids, x, *_ = widgets.toy_qkv(TOKENS)
-    _, *W1 = widgets.toy_params()
-    pad = ids == widgets.PAD_ID
+    ids, x, *_ = toy.qkv(TOKENS)
+    _, *W1 = toy.params()
+    pad = ids == toy.PAD_ID
     outs = {p: widgets.attention_layer(x, W1, pad, p) for p in ("leave", "uniform", "zero")}
     for out, _ in outs.values():
         assert torch.equal(out[~pad], outs["leave"][0][~pad])

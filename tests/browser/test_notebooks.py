@@ -1,7 +1,7 @@
 """Every chapter in JupyterLab in Chromium: Run All, no error output, move an explorer control, screenshot.
 
 EXPECTED says, per chapter, which control of which explorer to move and what its summary must
-contain before and after (read from the chapter's explorer in helpers/widgets.py). A chapter not in
+contain before and after (read from the chapter's explorer in helpers/explore_*.py). A chapter not in
 the table gets the generic check on every explorer it shows: the first control moves one step, and
 the summary text and the figure both change. Screenshots: test-artifacts/browser/<notebook>.png.
 """
@@ -42,7 +42,7 @@ class Move:
 REFUSED = "Not possible: "  # how explorer() starts the message of a ValueError from draw()
 
 # Chapter number -> the moves to make, in order, each from the state the previous one left.
-# Read off each chapter's explorer in helpers/widgets.py (the summary strings of its draw function).
+# Read off each chapter's explorer in helpers/explore_*.py (the summary strings of its draw function).
 EXPECTED: dict[str, list[Move]] = {
     "01": [  # pad_cells_explorer: pads 2 -> 3 -> 5 (refused) -> 0
         Move("pads", presses=1, before="2 pad(s): 10 cells set to -1e9",

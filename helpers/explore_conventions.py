@@ -1,0 +1,146 @@
+"""Explorer of chapter 6: one mask written in each convention, passed to each API, converted or not."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+
+from helpers.explorer import explorer
+from helpers.plots import show_weights
+
+CH6_TOKENS = {"none": ["犬", "猫", "鳥", "牛", "馬"], "right": ["犬", "猫", "鳥", "<pad>", "<pad>"],
+              "left": ["<pad>", "<pad>", "犬", "猫", "鳥"]}
+CH6_CONVENTIONS = ("MHA bool (True = blocked)", "SDPA bool (True = may attend)", "HF 0/1 (1 = keep)",
+                   "HF 0/1 cast to float", "additive float (0 / -inf)")
+CH6_APIS = ("nn.MultiheadAttention", "F.scaled_dot_product_attention", "masked_fill(mask, -inf) + softmax")
+
+
+def ch6_intended(padding: str) -> torch.Tensor:
+    """The constraint every convention expresses: (5, 5) bool, True = blocked (causal, plus the pad keys)."""
+    from helpers.masks import causal_mask
+    if padding not in CH6_TOKENS:
+        raise ValueError(f"padding must be one of {list(CH6_TOKENS)}, got {padding!r}")
+    pad = torch.tensor([t == "<pad>" for t in CH6_TOKENS[padding]])
+    return causal_mask(5) | pad                     # (L, S): pad keys blocked in every row
+
+
+def ch6_express(blocked: torch.Tensor, convention: str) -> torch.Tensor:
+    """The same constraint written in one convention."""
+    from helpers.masks import to_additive_mask, to_sdpa_mask
+    return {
+        "MHA bool (True = blocked)": lambda: blocked,
+        "SDPA bool (True = may attend)": lambda: to_sdpa_mask(blocked),
+        "HF 0/1 (1 = keep)": lambda: (~blocked).long(),
+        "HF 0/1 cast to float": lambda: (~blocked).float(),
+        "additive float (0 / -inf)": lambda: to_additive_mask(blocked, fill="-inf"),
+    }[convention]()
+
+
+def ch6_convert(mask: torch.Tensor, convention: str, api: str) -> torch.Tensor:
+    """The fix: read `mask` in its own convention (True = blocked), then write it in the API's."""
+    from helpers.masks import from_hf_attention_mask, to_sdpa_mask
+    if convention == "HF 0/1 cast to float":
+        raise ValueError("a float 0/1 mask is ambiguous (additive? keep-flags?): "
+                         "from_hf_attention_mask refuses it; keep HF masks as integers")
+    blocked = {"MHA bool (True = blocked)": lambda: mask, "SDPA bool (True = may attend)": lambda: to_sdpa_mask(mask),
+               "HF 0/1 (1 = keep)": lambda: from_hf_attention_mask(mask),
+               "additive float (0 / -inf)": lambda: mask != 0}[convention]()
+    return to_sdpa_mask(blocked) if api == "F.scaled_dot_product_attention" else blocked
+
+
+_CH6_SETUP: list[tuple[torch.Tensor, torch.nn.MultiheadAttention]] = []  # built once, on first use
+
+
+def _ch6_setup() -> tuple[torch.Tensor, torch.nn.MultiheadAttention]:
+    """Five fixed 4-d token vectors and a 1-head MHA whose projections are the identity (scores = x x^T / 2)."""
+    if _CH6_SETUP:
+        return _CH6_SETUP[0]
+    x = torch.randn(5, 4, generator=torch.Generator().manual_seed(6))
+    mha = torch.nn.MultiheadAttention(4, 1, batch_first=True)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.eye(4).repeat(3, 1))
+        mha.in_proj_bias.zero_()
+        mha.out_proj.weight.copy_(torch.eye(4))
+        mha.out_proj.bias.zero_()
+    _CH6_SETUP.append((x, mha.eval()))
+    return _CH6_SETUP[0]
+
+
+def ch6_weights(mask: torch.Tensor, api: str) -> torch.Tensor:
+    """The (5, 5) weights `api` computes when given `mask`; ValueError (with torch's words) if it refuses it."""
+    x, mha = _ch6_setup()
+    F = torch.nn.functional
+    try:
+        with torch.no_grad():
+            if api == "nn.MultiheadAttention":
+                return mha(x[None], x[None], x[None], attn_mask=mask, need_weights=True)[1][0]
+            if api == "F.scaled_dot_product_attention":  # values = identity rows, so the output IS the weights
+                return F.scaled_dot_product_attention(x[None], x[None], torch.eye(5)[None], attn_mask=mask)[0]
+            if api == "masked_fill(mask, -inf) + softmax":
+                return (x @ x.T / 2).masked_fill(mask, float("-inf")).softmax(-1)
+    except (RuntimeError, AssertionError) as error:
+        raise ValueError(f"{api} rejects a {str(mask.dtype).removeprefix('torch.')} mask: {error}") from None
+    raise ValueError(f"api must be one of {list(CH6_APIS)}, got {api!r}")
+
+
+def draw_mask_convention(convention: str = "MHA bool (True = blocked)", api: str = "F.scaled_dot_product_attention",
+                         convert: bool = False, padding: str = "right", *, ax: plt.Axes | None = None
+                         ) -> tuple[Figure, str]:
+    """Causal + padding constraint, written in `convention`, passed to `api` (converted first if `convert`).
+
+    Hatched cells should be blocked; a red frame marks weight on such a cell (a leak).
+    """
+    if convention not in CH6_CONVENTIONS:
+        raise ValueError(f"convention must be one of {list(CH6_CONVENTIONS)}, got {convention!r}")
+    blocked = ch6_intended(padding)
+    mask = ch6_express(blocked, convention)
+    weights = ch6_weights(ch6_convert(mask, convention, api) if convert else mask, api)
+
+    used = weights.nan_to_num(0.0) > 1e-6
+    future = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    pad_keys = blocked & ~future
+    dead = blocked.all(-1)
+    problems = []
+    if (used & future).any():
+        problems.append(f"LEAKS the future (up to {weights[future].nan_to_num(0).max():.2f})")
+    if (used & pad_keys).any():
+        problems.append(f"reads pad keys (up to {weights[pad_keys].nan_to_num(0).max():.2f})")
+    if (~used & ~blocked).any():
+        problems.append("hides allowed keys")
+    verdict = "; ".join(problems) or "correct: weight only on allowed keys"
+    if dead.any():
+        rows = weights[dead]
+        value = "NaN" if rows.isnan().all() else "0" if (rows == 0).all() else "finite"
+        verdict += f"; {int(dead.sum())} rows with no visible key -> {value}"
+    nan_rows = weights.isnan().all(-1) & ~dead
+    if nan_rows.any():  # the API read the mask so that these rows see nothing
+        n = int(nan_rows.sum())
+        verdict += f"; {n} NaN row{'s' if n > 1 else ''} (no visible key as the API read the mask)"
+
+    tokens = CH6_TOKENS[padding]
+    if ax is None:  # fixed margins: tight_layout would cost a second full text layout on every update
+        fig = plt.figure(figsize=(5.6, 5.0))
+        ax = fig.add_axes((0.17, 0.03, 0.8, 0.7))
+    show_weights(weights, tokens, tokens, ax=ax, masked=blocked)
+    for i, j in (used & blocked).nonzero().tolist():  # weight on a key that should be blocked
+        ax.add_patch(plt.Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor="red", linewidth=2.5))
+    status = "WRONG: " + ", ".join(p.split(" (")[0] for p in problems) if problems else "OK"
+    if weights.isnan().any():
+        status += "\nNaN rows are the lesson: no visible key"
+    short = convention.split(" (")[0] + " mask → " + api.split("(")[0].removeprefix("nn.").removeprefix("F.")
+    ax.set_title(f"{short}{' (converted)' if convert else ''}\n{status}", fontsize=11, pad=10,
+                 color="firebrick" if problems else "black")
+    return ax.figure, f"{convention} -> {api}{' (converted)' if convert else ''}, {padding} padding: {verdict}"
+
+
+def mask_convention_explorer() -> widgets.VBox:
+    """Mask convention x API x conversion x padding side -> the weights the API really computes."""
+    controls = {
+        "convention": widgets.Dropdown(options=CH6_CONVENTIONS, value=CH6_CONVENTIONS[0], description="mask"),
+        "api": widgets.Dropdown(options=CH6_APIS, value=CH6_APIS[1], description="passed to"),
+        "convert": widgets.Checkbox(value=False, description="convert with helpers.masks"),
+        "padding": widgets.ToggleButtons(options=list(CH6_TOKENS), value="right", description="padding"),
+    }
+    return explorer(controls, draw_mask_convention)

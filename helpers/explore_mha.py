@@ -1,0 +1,156 @@
+"""Explorers of chapters 4-5: nn.MultiheadAttention's key_padding_mask (the PAD=1000 experiment)
+and attn_mask (causality: which outputs an edit can reach)."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+
+from helpers.explorer import explorer
+from helpers.plots import show_weights
+
+# --- chapter 4: key_padding_mask ---
+
+KPM_LENGTHS = (4, 3, 5)  # the chapter-4 batch: 1 2 3 4 | 5 6 7 | 8 9 10 11 12
+
+
+def kpm_batch(pad: float = 1000) -> torch.Tensor:
+    """The chapter-4 batch, shape (3, 5, 1): 1..4, 5..7 and 8..12, padded to length 5 with `pad`."""
+    data = torch.full((3, 5), float(pad))
+    start = 1
+    for i, n in enumerate(KPM_LENGTHS):
+        data[i, :n] = torch.arange(start, start + n, dtype=torch.float32)
+        start += n
+    return data.unsqueeze(-1)
+
+
+def kpm_module(seed: int) -> torch.nn.MultiheadAttention:
+    """nn.MultiheadAttention(embed_dim=1, num_heads=1, batch_first=True) initialised from `seed`."""
+    with torch.random.fork_rng(devices=[]):  # leave the caller's random state alone
+        torch.manual_seed(seed)
+        return torch.nn.MultiheadAttention(embed_dim=1, num_heads=1, batch_first=True)
+
+
+def draw_kpm_experiment(seed: int = 0, pad: float = 1000, masked: bool = True, item: int = 0) -> tuple[Figure, str]:
+    """Chapter 4's PAD experiment: the weights of one batch item, with or without key_padding_mask."""
+    real = {float(v) for v in range(1, 13)}
+    if float(pad) in real:
+        raise ValueError(f"PAD={pad:g} is also a real value in the data (1 to 12): data == PAD would hide "
+                         "a real token. Pick a PAD value that never occurs in real data.")
+    data = kpm_batch(pad)
+    kpm = (data == pad)[:, :, 0]
+    mha = kpm_module(seed)
+    with torch.no_grad():
+        _, weights = mha(data, data, data, key_padding_mask=kpm if masked else None)
+    w_q, w_k, _ = mha.in_proj_weight.detach().flatten().tolist()
+    n = KPM_LENGTHS[item]
+    labels = [f"{v:g}" for v in data[item, :n, 0].tolist()] + ["PAD"] * (5 - n)
+    fig, ax = plt.subplots(figsize=(5.4, 4.6))
+    show_weights(weights[item], labels, labels, ax=ax, masked=kpm[item] if masked else None,
+                 title=f"item {item}, seed {seed}, PAD={pad:g}, mask {'on' if masked else 'off'}")
+    fig.subplots_adjust(left=0.16, right=0.98, top=0.80, bottom=0.03)  # fixed margins: tight_layout is slow
+    wins = "largest" if w_q * w_k > 0 else "smallest"
+    sign = f"w_q·w_k = {w_q * w_k:+.3f}: a positive query favours the {wins} key"
+    if n == 5:
+        on_pad = "item 2 has no pad key"
+    else:
+        on_pad = f"weight on the pad column(s), mean over real query rows = {weights[item, :n, n:].sum(-1).mean():.3f}"
+        if (weights[item, :, n:] == 0).all():
+            on_pad += " (exactly 0 in every row)"
+    return fig, f"seed {seed} ({sign}); item {item}, mask {'on' if masked else 'off'}: {on_pad}"
+
+
+def kpm_explorer() -> widgets.VBox:
+    """Seed, PAD value, mask on/off and batch item -> the weights heatmap of chapter 4's experiment."""
+    pads = [("1000", 1000), ("100", 100), ("13", 13), ("0", 0), ("-1000", -1000), ("7 (a real value!)", 7)]
+    controls = {
+        "seed": widgets.IntSlider(value=0, min=0, max=9, description="seed"),
+        "pad": widgets.Dropdown(options=pads, value=1000, description="PAD"),
+        "masked": widgets.Checkbox(value=True, description="key_padding_mask"),
+        "item": widgets.ToggleButtons(options=[0, 1, 2], value=0, description="batch item"),
+    }
+    return explorer(controls, draw_kpm_experiment)
+
+
+# --- chapter 5: attn_mask and causality ---
+
+CAUSAL_SEQUENCES = {  # in the drop-down's order
+    "right-padded": ["犬", "猫", "鳥", "<pad>", "<pad>"],
+    "no padding": ["犬", "猫", "鳥", "魚", "馬"],
+    "left-padded": ["<pad>", "<pad>", "犬", "猫", "鳥"],
+}
+
+
+def causal_toy(seed: int = 0) -> tuple[torch.nn.MultiheadAttention, dict[str, torch.Tensor]]:
+    """Chapter 5's seeded nn.MultiheadAttention(4, 2 heads) and a 4-number vector for each token."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        mha = torch.nn.MultiheadAttention(embed_dim=4, num_heads=2, batch_first=True)
+        names = ["犬", "猫", "鳥", "魚", "馬", "<pad>"]
+        table = dict(zip(names, torch.randn(len(names), 4), strict=True))
+    return mha, table
+
+
+_CAUSAL_TOY = causal_toy()
+
+
+def draw_causal_edit(sequence: str = "right-padded", causal: bool = True, padding: bool = True,
+                     edit: int = 1) -> tuple[Figure, str]:
+    """Weights of one sequence under the chosen masks, and which outputs move when token `edit` changes."""
+    if sequence not in CAUSAL_SEQUENCES:
+        raise ValueError(f"sequence must be one of {list(CAUSAL_SEQUENCES)}, got {sequence!r}")
+    tokens = CAUSAL_SEQUENCES[sequence]
+    L = len(tokens)
+    if not 0 <= edit < L:
+        raise ValueError(f"edit must be a position from 0 to {L - 1}, got {edit}")
+    pad = torch.tensor([[t == "<pad>" for t in tokens]])                 # (1, S)
+    attn_mask = torch.ones(L, L, dtype=torch.bool).triu(1) if causal else None
+    key_padding_mask = pad if padding else None
+    hidden = torch.zeros(L, L, dtype=torch.bool)
+    if causal:
+        hidden |= attn_mask
+    if padding:
+        hidden |= pad
+    blind = hidden.all(-1).nonzero().flatten().tolist()
+    if blind:
+        raise ValueError(f"query {blind[0]} ({tokens[blind[0]]}) would see no key at all: every key it may look at "
+                         "is padding or in its future, and nn.MultiheadAttention returns NaN for such a row. "
+                         "Pad on the right, or switch one of the masks off.")
+    mha, table = _CAUSAL_TOY
+    x = torch.stack([table[t] for t in tokens])[None]                     # (1, L, 4)
+    edited = x.clone()
+    edited[0, edit] += 1.0
+    with torch.no_grad():
+        output, weights = mha(x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask)
+        output2, _ = mha(edited, edited, edited, key_padding_mask=key_padding_mask, attn_mask=attn_mask)
+    same = (output2 == output)[0].all(-1)                                  # (L,) exactly unchanged
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    masks = " + ".join(m for m, on in (("causal", causal), ("key padding", padding)) if on) or "no mask"
+    rows = [f"{t} {'same' if s else 'CHANGED'}" for t, s in zip(tokens, same.tolist(), strict=True)]
+    show_weights(weights[0], rows, tokens, ax=ax, masked=hidden,
+                 title=f"{masks}: weights (mean of 2 heads)\nrows: does that output change if {tokens[edit]} "
+                       f"(key {edit}) is edited?")
+    ax.set_ylabel("query (its output)")
+    ax.get_xticklabels()[edit].set_color("tab:red")
+    for label, s in zip(ax.get_yticklabels(), same.tolist(), strict=True):
+        label.set_color("black" if s else "tab:red")
+    fig.subplots_adjust(left=0.25, right=0.98, top=0.76, bottom=0.03)
+    moved = [i for i in range(L) if not same[i]]
+    kept = [i for i in range(L) if same[i]]
+    summary = (f"{sequence}, {masks}: editing token {edit} ({tokens[edit]}) changes the outputs at positions "
+               f"{moved or 'none'}; exactly unchanged: {kept or 'none'}")
+    return fig, summary
+
+
+def causal_explorer() -> widgets.VBox:
+    """Masks on/off, a sequence and a token to edit -> the weights, and which outputs that edit changes."""
+    controls = {
+        "sequence": widgets.Dropdown(options=list(CAUSAL_SEQUENCES), value="right-padded", description="sequence"),
+        "causal": widgets.Checkbox(value=True, description="causal attn_mask"),
+        "padding": widgets.Checkbox(value=True, description="key_padding_mask"),
+        "edit": widgets.IntSlider(value=1, min=0, max=4, description="edit token"),
+    }
+    return explorer(controls, draw_causal_edit)

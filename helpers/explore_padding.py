@@ -1,0 +1,201 @@
+"""Explorers of chapters 1-3 (the book's pad mask): which cells are masked, softmax on masked rows,
+and whether the pad rows ever reach a real token."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+
+from helpers import toy
+from helpers.attention import attention_steps
+from helpers.explorer import explorer
+from helpers.plots import show_weights
+
+# --- chapter 1: the pad question ---
+
+def draw_pad_cells(n_pads: int = 2) -> tuple[Figure, str]:
+    """The book's masked score table for 5 tokens with `n_pads` pads: -1e9 cells hatched, '?' cells framed."""
+    tokens = toy.tokens(n_pads)
+    if n_pads == len(tokens):
+        raise ValueError("every token is <pad>: no real word is left to look at. "
+                         "A batch never holds an empty sentence; keep at least one word.")
+    ids, _, q, k, _ = toy.qkv(tokens)
+    mask = (ids != toy.PAD_ID).unsqueeze(1)                       # the book's mask, (1, 1, S), True = real key
+    scores = q @ k.transpose(-2, -1) / toy.D_MODEL ** 0.5
+    masked_scores = scores.masked_fill(mask == 0, -1e9)[0]
+    hidden = (mask == 0)[0].expand(len(tokens), -1)
+    unsure = toy.question_cells(tokens)
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    show_weights(masked_scores, tokens, tokens, ax=ax, masked=hidden, title="scores after masked_fill(-1e9)")
+    for i, j in unsure.nonzero().tolist():
+        ax.add_patch(plt.Rectangle((j - 0.46, i - 0.46), 0.92, 0.92, fill=False, edgecolor="#e66100", linewidth=2.5))
+        ax.text(j + 0.3, i - 0.22, "?", color="#e66100", fontsize=13, ha="center", va="center")
+    fig.text(0.5, 0.015, "hatched: set to -1e9    orange ?: pad query x real key, left as it was",
+             ha="center", fontsize=10, color="#404040")
+    fig.subplots_adjust(left=0.16, right=0.97, top=0.80, bottom=0.09)
+    changed = int((masked_scores != scores[0]).sum())
+    return fig, (f"{n_pads} pad(s): {changed} cells set to -1e9 (the pad columns), "
+                 f"{int(unsure.sum())} '?' cells (pad query rows x real key columns) keep their scores")
+
+
+def pad_cells_explorer() -> widgets.VBox:
+    """Number of pads -> which cells the book's mask sets to -1e9 and which stay '?'."""
+    controls = {"n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads")}
+    return explorer(controls, draw_pad_cells)
+
+
+# --- chapter 2: softmax on masked rows ---
+
+FILLS = {"-1e9": -1e9, "-1e4": -1e4, "finfo.min": "min", "-inf": "-inf"}  # label -> attention_steps fill
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def draw_softmax(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32",
+                 mask_pad_rows: bool = False) -> tuple[Figure, str]:
+    """Masked scores and softmax weights of the toy, for a fill value, a dtype and a pad-row choice."""
+    tokens = toy.tokens(n_pads)
+    if n_pads == len(tokens):
+        raise ValueError("every token is <pad>: every row would be fully masked and no word is left. "
+                         "Keep at least one word.")
+    if fill not in FILLS or dtype not in DTYPES:
+        raise ValueError(f"fill must be one of {list(FILLS)} and dtype one of {list(DTYPES)}, got {fill!r}, {dtype!r}")
+    _, _, q, k, v = (t[0] for t in toy.qkv(tokens))
+    q, k, v = (t.to(DTYPES[dtype]) for t in (q, k, v))
+    pad = torch.tensor([t == "<pad>" for t in tokens])
+    pad_rows = pad[:, None] if mask_pad_rows else None
+    try:
+        steps = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=pad_rows, fill=FILLS[fill])
+    except ValueError as error:  # e.g. -1e9 in float16: masked_fill itself raises an overflow error there
+        raise ValueError(f"{error}. In PyTorch, masked_fill(-1e9) on a float16 tensor raises an overflow error.") \
+            from None
+    hidden = pad[None, :] | (pad[:, None] if mask_pad_rows else False)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 4.0))
+    nan_rows = bool(steps.weights.isnan().any())
+    show_weights(steps.masked_scores, tokens, tokens, ax=left, masked=hidden, title=f"scores, {dtype}, fill {fill}")
+    show_weights(steps.weights, tokens, tokens, ax=right,  # no hatching here: it is the slow part of a redraw
+                 title="weights: NaN rows!" if nan_rows else "weights = softmax(row)")
+    right.set_ylabel("")
+    fig.subplots_adjust(left=0.09, right=0.99, top=0.80, bottom=0.03, wspace=0.25)
+
+    real_rows = steps.weights[~pad]
+    pad_rows_w = steps.weights[pad]
+    if not n_pads:
+        rows_text = "no pad rows"
+    elif pad_rows_w.isnan().all():
+        rows_text = "pad rows are NaN on purpose: a row of -inf gives -inf - (-inf) = NaN"
+    elif (pad_rows_w == pad_rows_w[0, 0]).all():
+        rows_text = f"pad rows: every weight {pad_rows_w[0, 0].item():.4f} (1/{len(tokens)}: a constant row is uniform)"
+    else:
+        rows_text = "pad rows: ordinary distributions over the real words"
+    keys_text = f"real rows give the pad keys weight {real_rows[:, pad].max().item():g}" if n_pads else "no pad keys"
+    return fig, f"{dtype}, fill {fill}, {n_pads} pad(s), pad rows {'masked' if mask_pad_rows else 'kept'}: " \
+                f"{keys_text}; {rows_text}"
+
+
+def softmax_explorer() -> widgets.VBox:
+    """Pads, fill value, dtype and pad-row masking -> the masked scores and the weights, live."""
+    controls = {
+        "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads"),
+        "fill": widgets.Dropdown(options=list(FILLS), value="-1e9", description="fill"),
+        "dtype": widgets.Dropdown(options=list(DTYPES), value="float32", description="dtype"),
+        "mask_pad_rows": widgets.Checkbox(value=False, description="mask pad rows too"),
+    }
+    return explorer(controls, draw_softmax)
+
+
+# --- chapter 3: does the pad row matter ---
+
+POLICIES = {  # how a layer treats the pad query rows (the pad key columns are always masked)
+    "leave": "leave them (the book)",
+    "uniform": "mask them too: 1/5",
+    "zero": "zero them after softmax",
+    "-inf": "mask them with -inf: NaN",
+}
+JUNK = ("none", "random x1000", "zeros", "NaN")  # what replaces the pad rows between the layers
+
+
+def layer2_params(seed: int = 3) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """W_q, W_k, W_v (4, 4) of chapter 3's second layer: seeded randn rounded to one decimal."""
+    g = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(toy.D_MODEL, toy.D_MODEL, generator=g).round(decimals=1) for _ in range(3))
+
+
+def attention_layer(h: torch.Tensor, W: tuple[torch.Tensor, ...], pad: torch.Tensor,
+                    policy: str = "leave") -> tuple[torch.Tensor, torch.Tensor]:
+    """h + weights @ v for h (N, S, d) and pad (N, S), True = pad; returns (output, weights)."""
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {list(POLICIES)}, got {policy!r}")
+    q, k, v = h @ W[0], h @ W[1], h @ W[2]
+    rows = pad.unsqueeze(-1)                                     # (N, S, 1): the pad query rows
+    if policy == "leave":
+        weights = attention_steps(q, k, v, key_padding_mask=pad).weights
+    elif policy == "zero":
+        weights = attention_steps(q, k, v, key_padding_mask=pad).weights * ~rows
+    else:
+        fill = -1e9 if policy == "uniform" else "-inf"
+        weights = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=rows, fill=fill).weights
+    return h + weights @ v, weights
+
+
+_LAYER1: dict[tuple[str, int], tuple[torch.Tensor, ...]] = {}  # the explorer recomputes only what a control changes
+
+
+def _layer1(policy: str, n_pads: int) -> tuple[torch.Tensor, ...]:
+    """pad, layer 1's output under `policy`, the book's layer-2 output without junk, and W2 (cached)."""
+    if (policy, n_pads) not in _LAYER1:
+        ids, x, *_ = toy.qkv(toy.tokens(n_pads))
+        _, *W1 = toy.params()
+        W2 = layer2_params()
+        pad = ids == toy.PAD_ID
+        h1, _ = attention_layer(x, W1, pad, policy)
+        reference = attention_layer(attention_layer(x, W1, pad)[0], W2, pad)[0]   # the book, no junk
+        _LAYER1[policy, n_pads] = (pad, h1, reference, W2)
+    return _LAYER1[policy, n_pads]
+
+
+def draw_pad_rows(policy: str = "leave", junk: str = "random x1000", n_pads: int = 2) -> tuple[Figure, str]:
+    """Two layers with a pad-row policy and junk in the pad rows between them, against the book without junk."""
+    tokens = toy.tokens(n_pads)
+    if n_pads == len(tokens):
+        raise ValueError("every token is <pad>: there is no real token whose output could be checked. "
+                         "Keep at least one word.")
+    if junk not in JUNK:
+        raise ValueError(f"junk must be one of {list(JUNK)}, got {junk!r}")
+    pad, h1, reference, W2 = _layer1(policy, n_pads)
+    g = torch.Generator().manual_seed(0)
+    replacement = {"none": h1, "random x1000": torch.randn(h1.shape, generator=g) * 1000,
+                   "zeros": torch.zeros(h1.shape), "NaN": torch.full(h1.shape, float("nan"))}[junk]
+    h1_junk = torch.where(pad.unsqueeze(-1), replacement, h1)
+    h2_junk, w2_junk = attention_layer(h1_junk, W2, pad, policy)
+    diff = (h2_junk - reference).abs()[0]
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.6, 4.0), width_ratios=(5, 4))
+    show_weights(w2_junk[0], tokens, tokens, ax=left, masked=pad[0],
+                 title="layer 2 weights" + ("" if junk == "none" else f", pad rows = {junk}"))
+    show_weights(diff, tokens, ["d0", "d1", "d2", "d3"], ax=right, fmt=".2g", title="|output - book's, no junk|")
+    right.set_xlabel("feature")
+    right.set_ylabel("")
+    fig.subplots_adjust(left=0.1, right=0.99, top=0.80, bottom=0.03, wspace=0.3)
+
+    real_diff = diff[~pad[0]].max().item()
+    text = f"policy {policy}, junk {junk}, {n_pads} pad(s): real rows max |change| = {real_diff:g}"
+    if n_pads:
+        text += f"; pad rows max |change| = {diff[pad[0]].max().item():g}"
+    if real_diff != real_diff and policy == "-inf" and junk == "none":
+        text += ". The -inf pad rows are NaN after layer 1, and in layer 2 a NaN value weighted 0 gives 0 x NaN = NaN"
+    elif real_diff != real_diff:
+        text += ". NaN reached the real rows: a pad value weighted 0 gives 0 x NaN = NaN"
+    return fig, text
+
+
+def pad_rows_explorer() -> widgets.VBox:
+    """Pad-row policy, junk in the pad rows and number of pads -> does anything reach the real tokens?"""
+    controls = {
+        "policy": widgets.Dropdown(options=[(label, key) for key, label in POLICIES.items()], value="leave",
+                                   description="pad rows"),
+        "junk": widgets.Dropdown(options=list(JUNK), value="random x1000", description="junk"),
+        "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads"),
+    }
+    return explorer(controls, draw_pad_rows)

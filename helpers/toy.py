@@ -1,0 +1,41 @@
+"""The running example of chapters 1-3: 犬 猫 鳥 (+ 魚 馬) and <pad>, with small seeded, rounded weights."""
+
+from __future__ import annotations
+
+import torch
+
+WORDS = ("犬", "猫", "鳥", "魚", "馬")  # dog, cat, bird, fish, horse
+VOCAB = {"<unk>": 0, "<pad>": 1} | {word: i + 2 for i, word in enumerate(WORDS)}
+PAD_ID = VOCAB["<pad>"]
+D_MODEL = 4
+
+
+def tokens(n_pads: int = 2, length: int = 5) -> list[str]:
+    """The running sentence: the first `length - n_pads` of 犬 猫 鳥 魚 馬, then `n_pads` '<pad>'."""
+    if not isinstance(length, int) or not 1 <= length <= len(WORDS):
+        raise ValueError(f"length must be an int from 1 to {len(WORDS)}, got {length!r}")
+    if not isinstance(n_pads, int) or isinstance(n_pads, bool) or not 0 <= n_pads <= length:
+        raise ValueError(f"n_pads must be an int from 0 to {length}, got {n_pads!r}")
+    return list(WORDS[: length - n_pads]) + ["<pad>"] * n_pads
+
+
+def params(seed: int = 2) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Embedding table (7, 4) and W_q, W_k, W_v (4, 4): seeded randn rounded to one decimal."""
+    g = torch.Generator().manual_seed(seed)
+    table = torch.randn(len(VOCAB), D_MODEL, generator=g).round(decimals=1)
+    W_q, W_k, W_v = (torch.randn(D_MODEL, D_MODEL, generator=g).round(decimals=1) for _ in range(3))
+    return table, W_q, W_k, W_v
+
+
+def qkv(tokens: list[str]) -> tuple[torch.Tensor, ...]:
+    """ids (1, S), embeddings x (1, S, 4) and q, k, v (1, S, 4) of `tokens`, built as in chapter 1."""
+    table, W_q, W_k, W_v = params()
+    ids = torch.tensor([[VOCAB[t] for t in tokens]])
+    x = table[ids]
+    return ids, x, x @ W_q, x @ W_k, x @ W_v
+
+
+def question_cells(tokens: list[str]) -> torch.Tensor:
+    """Bool (S, S): the '?' cells of the book's mask, pad query rows x real key columns."""
+    pad = torch.tensor([t == "<pad>" for t in tokens])
+    return pad[:, None] & ~pad[None, :]
