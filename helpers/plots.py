@@ -23,9 +23,9 @@ def format_cell(value: float, fmt: str = ".2f") -> str:
         return "nan"
     if math.isinf(value):
         return "-inf" if value < 0 else "inf"
-    if abs(value) >= 1e4:
-        mantissa, exponent = f"{value:.0e}".split("e")
-        return f"{mantissa}e{int(exponent)}"
+    if abs(value) >= 1e4:  # -1e9 -> "-1e9", finfo(float16).min -> "-6.6e4"
+        mantissa, exponent = f"{value:.1e}".split("e")
+        return f"{mantissa.removesuffix('.0')}e{int(exponent)}"
     return format(value, fmt)
 
 

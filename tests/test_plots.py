@@ -23,8 +23,8 @@ def test_japanese_labels_render_without_missing_glyph_warnings():
 
 
 def test_format_cell():
-    assert [format_cell(v) for v in (-1e9, float("-inf"), float("nan"), 0.2, -1e4)] == \
-        ["-1e9", "-inf", "nan", "0.20", "-1e4"]
+    assert [format_cell(v) for v in (-1e9, float("-inf"), float("nan"), 0.2, -1e4, -65504.0, -3.4028e38)] == \
+        ["-1e9", "-inf", "nan", "0.20", "-1e4", "-6.6e4", "-3.4e38"]
 
 
 @pytest.mark.parametrize(
