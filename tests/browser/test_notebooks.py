@@ -117,7 +117,9 @@ KERNEL_IDLE = """() => {
     const kernel = context?.session?.kernel;
     return Boolean(context?.isReady && kernel?.connectionStatus === 'connected' && kernel.status === 'idle');
 }"""
-PROMPTS = "[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(p => p.textContent)"
+# A cell whose source is hidden (the "solution" cells) shows no prompt: leave those out.
+PROMPTS = ("[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+           ".map(p => p.textContent).filter(p => p !== '')")
 
 
 def wait_kernel_idle(page, timeout_ms: int) -> None:
