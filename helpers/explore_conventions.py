@@ -8,6 +8,7 @@ import torch
 from matplotlib.figure import Figure
 
 from helpers.explorer import explorer
+from helpers.masks import causal_mask, from_hf_attention_mask, to_additive_mask, to_sdpa_mask
 from helpers.plots import show_weights
 
 CH6_TOKENS = {"none": ["犬", "猫", "鳥", "牛", "馬"], "right": ["犬", "猫", "鳥", "<pad>", "<pad>"],
@@ -19,7 +20,6 @@ CH6_APIS = ("nn.MultiheadAttention", "F.scaled_dot_product_attention", "masked_f
 
 def ch6_intended(padding: str) -> torch.Tensor:
     """The constraint every convention expresses: (5, 5) bool, True = blocked (causal, plus the pad keys)."""
-    from helpers.masks import causal_mask
     if padding not in CH6_TOKENS:
         raise ValueError(f"padding must be one of {list(CH6_TOKENS)}, got {padding!r}")
     pad = torch.tensor([t == "<pad>" for t in CH6_TOKENS[padding]])
@@ -28,7 +28,6 @@ def ch6_intended(padding: str) -> torch.Tensor:
 
 def ch6_express(blocked: torch.Tensor, convention: str) -> torch.Tensor:
     """The same constraint written in one convention."""
-    from helpers.masks import to_additive_mask, to_sdpa_mask
     return {
         "MHA bool (True = blocked)": lambda: blocked,
         "SDPA bool (True = may attend)": lambda: to_sdpa_mask(blocked),
@@ -40,7 +39,6 @@ def ch6_express(blocked: torch.Tensor, convention: str) -> torch.Tensor:
 
 def ch6_convert(mask: torch.Tensor, convention: str, api: str) -> torch.Tensor:
     """The fix: read `mask` in its own convention (True = blocked), then write it in the API's."""
-    from helpers.masks import from_hf_attention_mask, to_sdpa_mask
     if convention == "HF 0/1 cast to float":
         raise ValueError("a float 0/1 mask is ambiguous (additive? keep-flags?): "
                          "from_hf_attention_mask refuses it; keep HF masks as integers")
