@@ -3,13 +3,15 @@
 Run: .venv/bin/python benchmarks/bench_explorers.py [--n 60] [--json results.json]
 
 The updates run inside a real IPython kernel (started here with jupyter_client), as in JupyterLab:
-the explorer renders its figure to PNG (helpers.explorer.figure_png) and displays it in the Output
-widget, out on the kernel's iopub socket. For each explorer (every public function of helpers.widgets
-that takes no argument and returns an `explorer` box), the script detaches the controls' observers,
-then N times: sets one control to its next value (cycling through the controls and their values),
-times box.refresh() (wall and CPU time, and the part spent in figure_png), and records whether that
-combination drew a figure or showed the "Not possible" message. It prints the median and 90th
-percentile ms per update; the target is a median under 50 ms.
+the explorer computes its View, renders it as HTML tables (helpers.views.view_html) and sets the
+value of its HTML widgets, which goes out on the kernel's iopub socket. For each explorer (every
+public function of helpers.widgets that takes no argument and returns an `explorer` box), the script
+detaches the controls' observers, then N times: sets one control to its next value (cycling through
+the controls and their values), times box.refresh() (wall and CPU time, and the part spent in
+view_html), and records whether that combination drew tables or showed the "Not possible" message.
+It prints the median and 90th percentile ms per update; the target is a median under 50 ms.
+The browser's side (control moved -> new tables in the page) is recorded by the browser tests in
+test-artifacts/browser/update_ms.json.
 This is a measurement, not a test: the numbers depend on the machine and its load.
 """
 
@@ -29,7 +31,6 @@ MARK = "BENCH-RESULT:"
 KERNEL_CODE = r'''
 import inspect, json, statistics, time
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import helpers.explorer as wiring
 import helpers.widgets as hw
 
@@ -66,25 +67,24 @@ def _explorers():
         yield name, function
 
 
-_render = []  # seconds spent in figure_png (render + PNG) during the current update
+_render = []  # seconds spent in view_html (the HTML tables) during the current update
 
 
-def _timed_figure_png(fig, _original=wiring.figure_png, **kwargs):
+def _timed_view_html(view, _original=wiring.view_html):
     start = time.perf_counter()
     try:
-        return _original(fig, **kwargs)
+        return _original(view)
     finally:
         _render.append(time.perf_counter() - start)
 
 
-wiring.figure_png = _timed_figure_png  # explorer() looks it up at each update
+wiring.view_html = _timed_view_html  # explorer() looks it up at each update
 
 
 def _bench(n):
     results = {}
     for name, make in _explorers():
         box = make()
-        plt.close("all")
         summary = box.children[1]
         controls = list(box.children[0].children)
         for control in controls:  # the benchmark triggers each redraw itself, through box.refresh()
@@ -155,8 +155,8 @@ def report(results: dict) -> str:
                     f"{r['p90_ms']:>6.1f} {r['max_ms']:>6.1f} {r['n_drawn']:>5} {r['n_refused']:>7}  "
                     f"{'yes' if med < TARGET_MS else 'NO'}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    rows.append(f"(median and p90 over the updates that drew a figure; render = the part spent in figure_png "
-                f"(matplotlib render + PNG); the rest is draw(): compute and build the figure; "
+    rows.append(f"(median and p90 over the updates that drew tables; render = the part spent in view_html "
+                f"(the HTML tables); the rest is the view function's compute and the widget messages; "
                 f"cpu = the kernel's CPU time per update, "
                 f"less sensitive to other load; load average now {load:.2f} on {os.cpu_count()} CPUs)")
     return "\n".join(rows)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import torch
-from matplotlib.figure import Figure
 
 from helpers.explorer import explorer
 from helpers.masks import causal_mask, from_hf_attention_mask, to_additive_mask, to_sdpa_mask
-from helpers.plots import show_weights
+from helpers.views import RED, Panel, View
 
 CH6_TOKENS = {"none": ["犬", "猫", "鳥", "牛", "馬"], "right": ["犬", "猫", "鳥", "<pad>", "<pad>"],
               "left": ["<pad>", "<pad>", "犬", "猫", "鳥"]}
@@ -83,9 +81,8 @@ def ch6_weights(mask: torch.Tensor, api: str) -> torch.Tensor:
     raise ValueError(f"api must be one of {list(CH6_APIS)}, got {api!r}")
 
 
-def draw_mask_convention(convention: str = "MHA bool (True = blocked)", api: str = "F.scaled_dot_product_attention",
-                         convert: bool = False, padding: str = "right", *, ax: plt.Axes | None = None
-                         ) -> tuple[Figure, str]:
+def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str = "F.scaled_dot_product_attention",
+                         convert: bool = False, padding: str = "right") -> View:
     """Causal + padding constraint, written in `convention`, passed to `api` (converted first if `convert`).
 
     Hatched cells should be blocked; a red frame marks weight on such a cell (a leak).
@@ -118,19 +115,14 @@ def draw_mask_convention(convention: str = "MHA bool (True = blocked)", api: str
         verdict += f"; {n} NaN row{'s' if n > 1 else ''} (no visible key as the API read the mask)"
 
     tokens = CH6_TOKENS[padding]
-    if ax is None:  # fixed margins: tight_layout would cost a second full text layout on every update
-        fig = plt.figure(figsize=(5.6, 5.0))
-        ax = fig.add_axes((0.17, 0.03, 0.8, 0.7))
-    show_weights(weights, tokens, tokens, ax=ax, masked=blocked)
-    for i, j in (used & blocked).nonzero().tolist():  # weight on a key that should be blocked
-        ax.add_patch(plt.Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor="red", linewidth=2.5))
     status = "WRONG: " + ", ".join(p.split(" (")[0] for p in problems) if problems else "OK"
     if weights.isnan().any():
         status += "\nNaN rows are the lesson: no visible key"
     short = convention.split(" (")[0] + " mask → " + api.split("(")[0].removeprefix("nn.").removeprefix("F.")
-    ax.set_title(f"{short}{' (converted)' if convert else ''}\n{status}", fontsize=11, pad=10,
-                 color="firebrick" if problems else "black")
-    return ax.figure, f"{convention} -> {api}{' (converted)' if convert else ''}, {padding} padding: {verdict}"
+    panel = Panel(weights, tokens, tokens, masked=blocked, framed=used & blocked, frame_color=RED,
+                  alert=bool(problems), title=f"{short}{' (converted)' if convert else ''}\n{status}")
+    return View((panel,), f"{convention} -> {api}{' (converted)' if convert else ''}, {padding} padding: {verdict}",
+                caption="hatched: should be blocked    red frame: weight on a blocked key")
 
 
 def mask_convention_explorer() -> widgets.VBox:
@@ -141,4 +133,4 @@ def mask_convention_explorer() -> widgets.VBox:
         "convert": widgets.Checkbox(value=False, description="convert with helpers.masks"),
         "padding": widgets.ToggleButtons(options=list(CH6_TOKENS), value="right", description="padding"),
     }
-    return explorer(controls, draw_mask_convention)
+    return explorer(controls, mask_convention_view)

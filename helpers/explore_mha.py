@@ -4,12 +4,10 @@ and attn_mask (causality: which outputs an edit can reach)."""
 from __future__ import annotations
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import torch
-from matplotlib.figure import Figure
 
 from helpers.explorer import explorer
-from helpers.plots import show_weights
+from helpers.views import Panel, View
 
 # --- chapter 4: key_padding_mask ---
 
@@ -33,7 +31,7 @@ def kpm_module(seed: int) -> torch.nn.MultiheadAttention:
         return torch.nn.MultiheadAttention(embed_dim=1, num_heads=1, batch_first=True)
 
 
-def draw_kpm_experiment(seed: int = 0, pad: float = 1000, masked: bool = True, item: int = 0) -> tuple[Figure, str]:
+def kpm_view(seed: int = 0, pad: float = 1000, masked: bool = True, item: int = 0) -> View:
     """Chapter 4's PAD experiment: the weights of one batch item, with or without key_padding_mask."""
     real = {float(v) for v in range(1, 13)}
     if float(pad) in real:
@@ -47,10 +45,8 @@ def draw_kpm_experiment(seed: int = 0, pad: float = 1000, masked: bool = True, i
     w_q, w_k, _ = mha.in_proj_weight.detach().flatten().tolist()
     n = KPM_LENGTHS[item]
     labels = [f"{v:g}" for v in data[item, :n, 0].tolist()] + ["PAD"] * (5 - n)
-    fig, ax = plt.subplots(figsize=(5.4, 4.6))
-    show_weights(weights[item], labels, labels, ax=ax, masked=kpm[item] if masked else None,
-                 title=f"item {item}, seed {seed}, PAD={pad:g}, mask {'on' if masked else 'off'}")
-    fig.subplots_adjust(left=0.16, right=0.98, top=0.80, bottom=0.03)  # fixed margins: tight_layout is slow
+    panel = Panel(weights[item], labels, labels, masked=kpm[item] if masked else None,
+                  title=f"item {item}, seed {seed}, PAD={pad:g}, mask {'on' if masked else 'off'}")
     wins = "largest" if w_q * w_k > 0 else "smallest"
     sign = f"w_q·w_k = {w_q * w_k:+.3f}: a positive query favours the {wins} key"
     if n == 5:
@@ -59,7 +55,7 @@ def draw_kpm_experiment(seed: int = 0, pad: float = 1000, masked: bool = True, i
         on_pad = f"weight on the pad column(s), mean over real query rows = {weights[item, :n, n:].sum(-1).mean():.3f}"
         if (weights[item, :, n:] == 0).all():
             on_pad += " (exactly 0 in every row)"
-    return fig, f"seed {seed} ({sign}); item {item}, mask {'on' if masked else 'off'}: {on_pad}"
+    return View((panel,), f"seed {seed} ({sign}); item {item}, mask {'on' if masked else 'off'}: {on_pad}")
 
 
 def kpm_explorer() -> widgets.VBox:
@@ -71,7 +67,7 @@ def kpm_explorer() -> widgets.VBox:
         "masked": widgets.Checkbox(value=True, description="key_padding_mask"),
         "item": widgets.ToggleButtons(options=[0, 1, 2], value=0, description="batch item"),
     }
-    return explorer(controls, draw_kpm_experiment)
+    return explorer(controls, kpm_view)
 
 
 # --- chapter 5: attn_mask and causality ---
@@ -96,8 +92,7 @@ def causal_toy(seed: int = 0) -> tuple[torch.nn.MultiheadAttention, dict[str, to
 _CAUSAL_TOY = causal_toy()
 
 
-def draw_causal_edit(sequence: str = "right-padded", causal: bool = True, padding: bool = True,
-                     edit: int = 1) -> tuple[Figure, str]:
+def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bool = True, edit: int = 1) -> View:
     """Weights of one sequence under the chosen masks, and which outputs move when token `edit` changes."""
     if sequence not in CAUSAL_SEQUENCES:
         raise ValueError(f"sequence must be one of {list(CAUSAL_SEQUENCES)}, got {sequence!r}")
@@ -127,22 +122,17 @@ def draw_causal_edit(sequence: str = "right-padded", causal: bool = True, paddin
         output2, _ = mha(edited, edited, edited, key_padding_mask=key_padding_mask, attn_mask=attn_mask)
     same = (output2 == output)[0].all(-1)                                  # (L,) exactly unchanged
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.8))
     masks = " + ".join(m for m, on in (("causal", causal), ("key padding", padding)) if on) or "no mask"
     rows = [f"{t} {'same' if s else 'CHANGED'}" for t, s in zip(tokens, same.tolist(), strict=True)]
-    show_weights(weights[0], rows, tokens, ax=ax, masked=hidden,
-                 title=f"{masks}: weights (mean of 2 heads)\nrows: does that output change if {tokens[edit]} "
-                       f"(key {edit}) is edited?")
-    ax.set_ylabel("query (its output)")
-    ax.get_xticklabels()[edit].set_color("tab:red")
-    for label, s in zip(ax.get_yticklabels(), same.tolist(), strict=True):
-        label.set_color("black" if s else "tab:red")
-    fig.subplots_adjust(left=0.25, right=0.98, top=0.76, bottom=0.03)
     moved = [i for i in range(L) if not same[i]]
     kept = [i for i in range(L) if same[i]]
+    panel = Panel(weights[0], rows, tokens, masked=hidden, ylabel="query (its output)",
+                  red_rows=tuple(moved), red_cols=(edit,),
+                  title=f"{masks}: weights (mean of 2 heads)\nrows: does that output change if {tokens[edit]} "
+                        f"(key {edit}) is edited?")
     summary = (f"{sequence}, {masks}: editing token {edit} ({tokens[edit]}) changes the outputs at positions "
                f"{moved or 'none'}; exactly unchanged: {kept or 'none'}")
-    return fig, summary
+    return View((panel,), summary)
 
 
 def causal_explorer() -> widgets.VBox:
@@ -153,4 +143,4 @@ def causal_explorer() -> widgets.VBox:
         "padding": widgets.Checkbox(value=True, description="key_padding_mask"),
         "edit": widgets.IntSlider(value=1, min=0, max=4, description="edit token"),
     }
-    return explorer(controls, draw_causal_edit)
+    return explorer(controls, causal_view)

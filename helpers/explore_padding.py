@@ -4,18 +4,16 @@ and whether the pad rows ever reach a real token."""
 from __future__ import annotations
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import torch
-from matplotlib.figure import Figure
 
 from helpers import toy
 from helpers.attention import attention_steps
 from helpers.explorer import explorer
-from helpers.plots import show_weights
+from helpers.views import Panel, View
 
 # --- chapter 1: the pad question ---
 
-def draw_pad_cells(n_pads: int = 2) -> tuple[Figure, str]:
+def pad_cells_view(n_pads: int = 2) -> View:
     """The book's masked score table for 5 tokens with `n_pads` pads: -1e9 cells hatched, '?' cells framed."""
     tokens = toy.tokens(n_pads)
     if n_pads == len(tokens):
@@ -25,25 +23,19 @@ def draw_pad_cells(n_pads: int = 2) -> tuple[Figure, str]:
     mask = (ids != toy.PAD_ID).unsqueeze(1)                       # the book's mask, (1, 1, S), True = real key
     scores = q @ k.transpose(-2, -1) / toy.D_MODEL ** 0.5
     masked_scores = scores.masked_fill(mask == 0, -1e9)[0]
-    hidden = (mask == 0)[0].expand(len(tokens), -1)
     unsure = toy.question_cells(tokens)
-    fig, ax = plt.subplots(figsize=(5.2, 4.4))
-    show_weights(masked_scores, tokens, tokens, ax=ax, masked=hidden, title="scores after masked_fill(-1e9)")
-    for i, j in unsure.nonzero().tolist():
-        ax.add_patch(plt.Rectangle((j - 0.46, i - 0.46), 0.92, 0.92, fill=False, edgecolor="#e66100", linewidth=2.5))
-        ax.text(j + 0.3, i - 0.22, "?", color="#e66100", fontsize=13, ha="center", va="center")
-    fig.text(0.5, 0.015, "hatched: set to -1e9    orange ?: pad query x real key, left as it was",
-             ha="center", fontsize=10, color="#404040")
-    fig.subplots_adjust(left=0.16, right=0.97, top=0.80, bottom=0.09)
+    panel = Panel(masked_scores, tokens, tokens, title="scores after masked_fill(-1e9)",
+                  masked=(mask == 0)[0], framed=unsure, mark="?")
     changed = int((masked_scores != scores[0]).sum())
-    return fig, (f"{n_pads} pad(s): {changed} cells set to -1e9 (the pad columns), "
-                 f"{int(unsure.sum())} '?' cells (pad query rows x real key columns) keep their scores")
+    return View((panel,), f"{n_pads} pad(s): {changed} cells set to -1e9 (the pad columns), "
+                          f"{int(unsure.sum())} '?' cells (pad query rows x real key columns) keep their scores",
+                caption="hatched: set to -1e9    orange ?: pad query x real key, left as it was")
 
 
 def pad_cells_explorer() -> widgets.VBox:
     """Number of pads -> which cells the book's mask sets to -1e9 and which stay '?'."""
     controls = {"n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads")}
-    return explorer(controls, draw_pad_cells)
+    return explorer(controls, pad_cells_view)
 
 
 # --- chapter 2: softmax on masked rows ---
@@ -52,8 +44,7 @@ FILLS = {"-1e9": -1e9, "-1e4": -1e4, "finfo.min": "min", "-inf": "-inf"}  # labe
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
-def draw_softmax(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32",
-                 mask_pad_rows: bool = False) -> tuple[Figure, str]:
+def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", mask_pad_rows: bool = False) -> View:
     """Masked scores and softmax weights of the toy, for a fill value, a dtype and a pad-row choice."""
     tokens = toy.tokens(n_pads)
     if n_pads == len(tokens):
@@ -71,13 +62,10 @@ def draw_softmax(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32",
         raise ValueError(f"{error}. In PyTorch, masked_fill(-1e9) on a float16 tensor raises an overflow error.") \
             from None
     hidden = pad[None, :] | (pad[:, None] if mask_pad_rows else False)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 4.0))
     nan_rows = bool(steps.weights.isnan().any())
-    show_weights(steps.masked_scores, tokens, tokens, ax=left, masked=hidden, title=f"scores, {dtype}, fill {fill}")
-    show_weights(steps.weights, tokens, tokens, ax=right,  # no hatching here: it is the slow part of a redraw
-                 title="weights: NaN rows!" if nan_rows else "weights = softmax(row)")
-    right.set_ylabel("")
-    fig.subplots_adjust(left=0.09, right=0.99, top=0.80, bottom=0.03, wspace=0.25)
+    panels = (Panel(steps.masked_scores, tokens, tokens, title=f"scores, {dtype}, fill {fill}", masked=hidden),
+              Panel(steps.weights, tokens, tokens, ylabel="", alert=nan_rows,  # not hatched: read the zeros
+                    title="weights: NaN rows!" if nan_rows else "weights = softmax(row)"))
 
     real_rows = steps.weights[~pad]
     pad_rows_w = steps.weights[pad]
@@ -90,8 +78,8 @@ def draw_softmax(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32",
     else:
         rows_text = "pad rows: ordinary distributions over the real words"
     keys_text = f"real rows give the pad keys weight {real_rows[:, pad].max().item():g}" if n_pads else "no pad keys"
-    return fig, f"{dtype}, fill {fill}, {n_pads} pad(s), pad rows {'masked' if mask_pad_rows else 'kept'}: " \
-                f"{keys_text}; {rows_text}"
+    return View(panels, f"{dtype}, fill {fill}, {n_pads} pad(s), pad rows {'masked' if mask_pad_rows else 'kept'}: "
+                        f"{keys_text}; {rows_text}")
 
 
 def softmax_explorer() -> widgets.VBox:
@@ -102,7 +90,7 @@ def softmax_explorer() -> widgets.VBox:
         "dtype": widgets.Dropdown(options=list(DTYPES), value="float32", description="dtype"),
         "mask_pad_rows": widgets.Checkbox(value=False, description="mask pad rows too"),
     }
-    return explorer(controls, draw_softmax)
+    return explorer(controls, softmax_view)
 
 
 # --- chapter 3: does the pad row matter ---
@@ -155,7 +143,7 @@ def _layer1(policy: str, n_pads: int) -> tuple[torch.Tensor, ...]:
     return _LAYER1[policy, n_pads]
 
 
-def draw_pad_rows(policy: str = "leave", junk: str = "random x1000", n_pads: int = 2) -> tuple[Figure, str]:
+def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int = 2) -> View:
     """Two layers with a pad-row policy and junk in the pad rows between them, against the book without junk."""
     tokens = toy.tokens(n_pads)
     if n_pads == len(tokens):
@@ -171,13 +159,10 @@ def draw_pad_rows(policy: str = "leave", junk: str = "random x1000", n_pads: int
     h2_junk, w2_junk = attention_layer(h1_junk, W2, pad, policy)
     diff = (h2_junk - reference).abs()[0]
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.6, 4.0), width_ratios=(5, 4))
-    show_weights(w2_junk[0], tokens, tokens, ax=left, masked=pad[0],
-                 title="layer 2 weights" + ("" if junk == "none" else f", pad rows = {junk}"))
-    show_weights(diff, tokens, ["d0", "d1", "d2", "d3"], ax=right, fmt=".2g", title="|output - book's, no junk|")
-    right.set_xlabel("feature")
-    right.set_ylabel("")
-    fig.subplots_adjust(left=0.1, right=0.99, top=0.80, bottom=0.03, wspace=0.3)
+    panels = (Panel(w2_junk[0], tokens, tokens, masked=pad[0],
+                    title="layer 2 weights" + ("" if junk == "none" else f", pad rows = {junk}")),
+              Panel(diff, tokens, ["d0", "d1", "d2", "d3"], fmt=".2g", title="|output - book's, no junk|",
+                    xlabel="feature", ylabel=""))
 
     real_diff = diff[~pad[0]].max().item()
     text = f"policy {policy}, junk {junk}, {n_pads} pad(s): real rows max |change| = {real_diff:g}"
@@ -187,7 +172,7 @@ def draw_pad_rows(policy: str = "leave", junk: str = "random x1000", n_pads: int
         text += ". The -inf pad rows are NaN after layer 1, and in layer 2 a NaN value weighted 0 gives 0 x NaN = NaN"
     elif real_diff != real_diff:
         text += ". NaN reached the real rows: a pad value weighted 0 gives 0 x NaN = NaN"
-    return fig, text
+    return View(panels, text)
 
 
 def pad_rows_explorer() -> widgets.VBox:
@@ -198,4 +183,4 @@ def pad_rows_explorer() -> widgets.VBox:
         "junk": widgets.Dropdown(options=list(JUNK), value="random x1000", description="junk"),
         "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads"),
     }
-    return explorer(controls, draw_pad_rows)
+    return explorer(controls, pad_rows_view)

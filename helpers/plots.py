@@ -15,6 +15,7 @@ from matplotlib.collections import PatchCollection
 from matplotlib.patches import Rectangle
 
 matplotlib.rcParams.update({"font.size": 12, "axes.titlesize": 14, "figure.dpi": 100})
+CMAP = matplotlib.colormaps["Blues"].with_extremes(bad="#d9d9d9")  # masked and non-finite cells: grey
 
 
 def format_cell(value: float, fmt: str = ".2f") -> str:
@@ -27,6 +28,37 @@ def format_cell(value: float, fmt: str = ".2f") -> str:
         mantissa, exponent = f"{value:.1e}".split("e")
         return f"{mantissa.removesuffix('.0')}e{int(exponent)}"
     return format(value, fmt)
+
+
+def as_hidden(masked: torch.Tensor | np.ndarray | None, shape: tuple[int, int]) -> np.ndarray:
+    """masked (bool, broadcastable to shape, True = masked) as an (L, S) numpy bool array."""
+    if masked is None:
+        return np.zeros(shape, dtype=bool)
+    if isinstance(masked, torch.Tensor):
+        masked = masked.cpu().numpy()
+    masked = np.asarray(masked)
+    if masked.dtype != bool:
+        raise TypeError(f"masked must be a bool array (True = masked), got dtype {masked.dtype}")
+    try:
+        return np.broadcast_to(masked, shape)
+    except ValueError:
+        raise ValueError(f"masked must broadcast to the matrix shape {shape}, got {masked.shape}") from None
+
+
+def cell_colors(matrix: np.ndarray, hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(L, S, 4) RGBA colours and (L, S) 'dark cell, write in white' flags for an annotated table.
+
+    Blues, scaled to the finite unmasked cells only (a -1e9 fill must not wash out the scale);
+    masked and non-finite cells are grey.
+    """
+    shown = np.ma.masked_array(matrix, mask=hidden | ~np.isfinite(matrix))
+    vmin, vmax = (float(shown.min()), float(shown.max())) if shown.count() else (0.0, 1.0)
+    if vmin == vmax:
+        vmin, vmax = vmin - 0.5, vmax + 0.5
+    scaled = (shown - vmin) / (vmax - vmin)
+    rgba = CMAP(scaled)                       # masked entries get the 'bad' colour
+    dark = (scaled > 0.6).filled(False)
+    return rgba, np.asarray(dark)
 
 
 def show_weights(
@@ -55,30 +87,12 @@ def show_weights(
         raise ValueError(f"rows must have {L} labels (one per query row), got {len(rows)}")
     if len(cols) != S:
         raise ValueError(f"cols must have {S} labels (one per key column), got {len(cols)}")
-    if masked is None:
-        hidden = np.zeros((L, S), dtype=bool)
-    else:
-        if isinstance(masked, torch.Tensor):
-            masked = masked.cpu().numpy()
-        masked = np.asarray(masked)
-        if masked.dtype != bool:
-            raise TypeError(f"masked must be a bool array (True = masked), got dtype {masked.dtype}")
-        try:
-            hidden = np.broadcast_to(masked, (L, S))
-        except ValueError:
-            raise ValueError(f"masked must broadcast to the matrix shape {(L, S)}, got {masked.shape}") from None
+    hidden = as_hidden(masked, (L, S))
     if ax is None:
         _, ax = plt.subplots(figsize=(1.0 + 0.9 * S, 0.8 + 0.75 * L))
 
-    shown = np.ma.masked_array(matrix, mask=hidden | ~np.isfinite(matrix))
-    if shown.count():
-        vmin, vmax = float(shown.min()), float(shown.max())
-    else:
-        vmin, vmax = 0.0, 1.0
-    if vmin == vmax:
-        vmin, vmax = vmin - 0.5, vmax + 0.5
-    cmap = plt.get_cmap("Blues").with_extremes(bad="#d9d9d9")  # masked and non-finite cells: grey
-    ax.imshow(shown, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    rgba, dark = cell_colors(matrix, hidden)
+    ax.imshow(rgba, aspect="auto")
 
     hatched = [Rectangle((j - 0.5, i - 0.5), 1, 1) for i, j in zip(*np.nonzero(hidden), strict=True)]
     if hatched:  # one collection, not one patch per cell: much faster to draw
@@ -86,10 +100,8 @@ def show_weights(
                           autolim=False)
     for i in range(L):
         for j in range(S):
-            value = matrix[i, j]
-            dark = not hidden[i, j] and math.isfinite(value) and (value - vmin) > 0.6 * (vmax - vmin)
-            ax.text(j, i, format_cell(value, fmt), ha="center", va="center",
-                    color="white" if dark else "black", fontsize=12)
+            ax.text(j, i, format_cell(matrix[i, j], fmt), ha="center", va="center",
+                    color="white" if dark[i, j] else "black", fontsize=12)
 
     ax.set_xticks(range(S), labels=list(cols))
     ax.set_yticks(range(L), labels=list(rows))

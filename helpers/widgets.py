@@ -1,5 +1,7 @@
 """Every explorer of the series, one import away: `from helpers import widgets`.
 
+Each explorer has a view function (e.g. pad_cells_view) that computes what it shows; draw_view draws
+that as a static figure, and the explorer shows it as live HTML tables (helpers/views.py).
 The wiring shared by all of them is in helpers/explorer.py; each explorer lives beside its chapter's code:
 explore_padding.py (chapters 1-3), explore_mha.py (4-5), explore_conventions.py (6).
 """
@@ -12,19 +14,19 @@ from helpers.explore_conventions import (
     ch6_express,
     ch6_intended,
     ch6_weights,
-    draw_mask_convention,
     mask_convention_explorer,
+    mask_convention_view,
 )
 from helpers.explore_mha import (
     CAUSAL_SEQUENCES,
     KPM_LENGTHS,
     causal_explorer,
     causal_toy,
-    draw_causal_edit,
-    draw_kpm_experiment,
+    causal_view,
     kpm_batch,
     kpm_explorer,
     kpm_module,
+    kpm_view,
 )
 from helpers.explore_padding import (
     DTYPES,
@@ -32,20 +34,22 @@ from helpers.explore_padding import (
     JUNK,
     POLICIES,
     attention_layer,
-    draw_pad_cells,
-    draw_pad_rows,
-    draw_softmax,
     layer2_params,
     pad_cells_explorer,
+    pad_cells_view,
     pad_rows_explorer,
+    pad_rows_view,
     softmax_explorer,
+    softmax_view,
 )
-from helpers.explorer import explorer, figure_png
+from helpers.explorer import explorer
+from helpers.views import Panel, View, draw_view, view_html
 
 __all__ = [
     "CAUSAL_SEQUENCES", "CH6_APIS", "CH6_CONVENTIONS", "CH6_TOKENS", "DTYPES", "FILLS", "JUNK", "KPM_LENGTHS",
-    "POLICIES", "attention_layer", "causal_explorer", "causal_toy", "ch6_convert", "ch6_express", "ch6_intended",
-    "ch6_weights", "draw_causal_edit", "draw_kpm_experiment", "draw_mask_convention", "draw_pad_cells",
-    "draw_pad_rows", "draw_softmax", "explorer", "figure_png", "kpm_batch", "kpm_explorer", "kpm_module",
-    "layer2_params", "mask_convention_explorer", "pad_cells_explorer", "pad_rows_explorer", "softmax_explorer",
+    "POLICIES", "Panel", "View", "attention_layer", "causal_explorer", "causal_toy", "causal_view", "ch6_convert",
+    "ch6_express", "ch6_intended", "ch6_weights", "draw_view", "explorer", "kpm_batch", "kpm_explorer",
+    "kpm_module", "kpm_view", "layer2_params", "mask_convention_explorer", "mask_convention_view",
+    "pad_cells_explorer", "pad_cells_view", "pad_rows_explorer", "pad_rows_view", "softmax_explorer",
+    "softmax_view", "view_html",
 ]

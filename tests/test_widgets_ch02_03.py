@@ -1,18 +1,13 @@
 """The running toy and the explorers of chapters 1-3 (helpers.widgets, chapter 1-3 sections)."""
 
-import matplotlib.pyplot as plt
 import pytest
 import torch
 
 from helpers import print_table, toy, widgets
+from helpers.views import view_html
 
 TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]
 
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def control(box, description):
@@ -60,15 +55,17 @@ def test_question_cells_are_pad_rows_times_real_columns():
     assert torch.equal(unsure, expected)
 
 
-def test_draw_pad_cells_counts():
-    fig, text = widgets.draw_pad_cells()
-    assert text.startswith("2 pad(s): 10 cells set to -1e9")
-    assert "6 '?' cells" in text
-    assert len(fig.axes) == 1
-    _, text = widgets.draw_pad_cells(4)
-    assert "20 cells set to -1e9" in text and "4 '?' cells" in text
+def test_pad_cells_view_counts():
+    view = widgets.pad_cells_view()
+    assert view.summary.startswith("2 pad(s): 10 cells set to -1e9")
+    assert "6 '?' cells" in view.summary
+    (panel,) = view.panels
+    assert panel.masked.expand(5, 5).sum() == 10 and panel.framed.sum() == 6 and panel.mark == "?"
+    assert view_html(view).count('class="masked"') == 10 and view_html(view).count('class="framed"') == 6
+    assert "20 cells set to -1e9" in widgets.pad_cells_view(4).summary
+    assert "4 '?' cells" in widgets.pad_cells_view(4).summary
     with pytest.raises(ValueError, match="every token is <pad>"):
-        widgets.draw_pad_cells(5)
+        widgets.pad_cells_view(5)
 
 
 def test_pad_cells_explorer_updates_and_reports_errors():
@@ -82,30 +79,30 @@ def test_pad_cells_explorer_updates_and_reports_errors():
 
 # --- chapter 2 ---
 
-def test_draw_softmax_book_settings():
-    fig, text = widgets.draw_softmax()
-    assert len(fig.axes) == 2
-    assert text == ("float32, fill -1e9, 2 pad(s), pad rows kept: real rows give the pad keys weight 0; "
+def test_softmax_view_book_settings():
+    view = widgets.softmax_view()
+    assert len(view.panels) == 2
+    assert view.summary == ("float32, fill -1e9, 2 pad(s), pad rows kept: real rows give the pad keys weight 0; "
                     "pad rows: ordinary distributions over the real words")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("fill", ["-1e4", "finfo.min"])
-def test_draw_softmax_masked_rows_are_uniform(dtype, fill):
-    _, text = widgets.draw_softmax(2, fill, dtype, mask_pad_rows=True)
+def test_softmax_masked_rows_are_uniform(dtype, fill):
+    text = widgets.softmax_view(2, fill, dtype, mask_pad_rows=True).summary
     assert "real rows give the pad keys weight 0;" in text
     assert "every weight 0.2" in text and "1/5" in text
 
 
-def test_draw_softmax_inf_rows_are_nan_on_purpose():
-    _, text = widgets.draw_softmax(3, "-inf", "float32", mask_pad_rows=True)
+def test_softmax_inf_rows_are_nan_on_purpose():
+    text = widgets.softmax_view(3, "-inf", "float32", mask_pad_rows=True).summary
     assert "NaN on purpose" in text
-    _, text = widgets.draw_softmax(3, "-inf", "float32", mask_pad_rows=False)
+    text = widgets.softmax_view(3, "-inf", "float32", mask_pad_rows=False).summary
     assert "NaN" not in text
 
 
-def test_draw_softmax_no_pads():
-    _, text = widgets.draw_softmax(0)
+def test_softmax_no_pads():
+    text = widgets.softmax_view(0).summary
     assert text.endswith("no pad keys; no pad rows")
 
 
@@ -118,9 +115,9 @@ def test_draw_softmax_no_pads():
         ({"dtype": "float64"}, "dtype one of"),
     ],
 )
-def test_draw_softmax_invalid_combinations_are_named(kwargs, message):
+def test_softmax_invalid_combinations_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        widgets.draw_softmax(**kwargs)
+        widgets.softmax_view(**kwargs)
 
 
 def test_softmax_explorer_updates_and_reports_errors():
@@ -155,28 +152,29 @@ def test_attention_layer_policies_agree_on_real_rows():
 
 @pytest.mark.parametrize("policy", ["leave", "uniform", "zero"])
 @pytest.mark.parametrize("junk", ["none", "random x1000", "zeros"])
-def test_draw_pad_rows_finite_junk_never_reaches_real_rows(policy, junk):
-    fig, text = widgets.draw_pad_rows(policy, junk)
-    assert len(fig.axes) == 2
+def test_pad_rows_finite_junk_never_reaches_real_rows(policy, junk):
+    view = widgets.pad_rows_view(policy, junk)
+    text = view.summary
+    assert len(view.panels) == 2
     assert text.startswith(f"policy {policy}, junk {junk}, 2 pad(s): real rows max |change| = 0;")
 
 
-def test_draw_pad_rows_nan_reaches_real_rows_and_says_why():
-    _, text = widgets.draw_pad_rows("leave", "NaN")
+def test_pad_rows_nan_reaches_real_rows_and_says_why():
+    text = widgets.pad_rows_view("leave", "NaN").summary
     assert "real rows max |change| = nan" in text and "0 x NaN = NaN" in text
-    _, text = widgets.draw_pad_rows("-inf", "none")
+    text = widgets.pad_rows_view("-inf", "none").summary
     assert "real rows max |change| = nan" in text and "-inf pad rows are NaN after layer 1" in text
-    _, text = widgets.draw_pad_rows("-inf", "zeros")        # the junk overwrote the NaN rows
+    text = widgets.pad_rows_view("-inf", "zeros").summary        # the junk overwrote the NaN rows
     assert "real rows max |change| = 0;" in text
 
 
-def test_draw_pad_rows_invalid_input_is_named():
+def test_pad_rows_invalid_input_is_named():
     with pytest.raises(ValueError, match="every token is <pad>"):
-        widgets.draw_pad_rows(n_pads=5)
+        widgets.pad_rows_view(n_pads=5)
     with pytest.raises(ValueError, match="junk must be one of"):
-        widgets.draw_pad_rows(junk="inf")
+        widgets.pad_rows_view(junk="inf")
     with pytest.raises(ValueError, match="policy must be one of"):
-        widgets.draw_pad_rows(policy="mask")
+        widgets.pad_rows_view(policy="mask")
 
 
 def test_pad_rows_explorer_updates_and_reports_errors():

@@ -1,17 +1,9 @@
 """Chapter 4 and 5 explorers: the numbers their summaries state, and the messages for impossible settings."""
 
-import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from helpers.widgets import causal_explorer, draw_causal_edit, draw_kpm_experiment, kpm_batch, kpm_explorer
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
-
+from helpers.widgets import causal_explorer, causal_view, kpm_batch, kpm_explorer, kpm_view, view_html
 
 # --- chapter 4 ---
 
@@ -22,11 +14,12 @@ def test_kpm_batch_is_the_write_ups_data():
 
 
 def test_kpm_default_figure_masks_the_pad_column():
-    fig, summary = draw_kpm_experiment()
-    ax = fig.axes[0]
-    assert len(fig.axes) == 1 and len(ax.texts) == 25
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "3", "4", "PAD"]
-    assert [ax.texts[5 * i + 4].get_text() for i in range(5)] == ["0.00"] * 5  # the pad column
+    view = kpm_view()
+    summary = view.summary
+    (panel,) = view.panels
+    assert panel.cols == ["1", "2", "3", "4", "PAD"] and panel.matrix.shape == (5, 5)
+    assert (panel.matrix[:, 4] == 0).all()  # the pad column
+    assert view_html(view).count('class="masked"') == 5
     assert "w_q·w_k = +0.909" in summary and "largest" in summary
     assert "mean over real query rows = 0.000 (exactly 0 in every row)" in summary
 
@@ -41,20 +34,20 @@ def test_kpm_default_figure_masks_the_pad_column():
     ],
 )
 def test_kpm_summary_states_the_pad_weight(kwargs, expected):
-    _, summary = draw_kpm_experiment(**kwargs)
+    summary = kpm_view(**kwargs).summary
     assert expected in summary
 
 
 def test_kpm_pad_value_that_is_real_data_is_refused():
     with pytest.raises(ValueError, match="PAD=7 is also a real value"):
-        draw_kpm_experiment(pad=7)
+        kpm_view(pad=7)
 
 
 def test_kpm_draw_leaves_the_global_random_state_alone():
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    draw_kpm_experiment(seed=5)
+    kpm_view(seed=5)
     assert torch.equal(torch.rand(3), expected)
 
 
@@ -86,31 +79,29 @@ def test_kpm_explorer_updates_and_shows_the_message_in_the_widget():
     ],
 )
 def test_causal_summary_names_the_changed_outputs(kwargs, expected):
-    _, summary = draw_causal_edit(**kwargs)
+    summary = causal_view(**kwargs).summary
     assert expected in summary
 
 
 def test_causal_figure_hatches_the_future_and_labels_the_changed_outputs():
-    fig, _ = draw_causal_edit()
-    (ax,) = fig.axes
-    texts = [t.get_text() for t in ax.texts]
-    assert len(texts) == 25 and texts[0] == "1.00"
-    assert texts[1:5] == ["0.00"] * 4                   # query 0 sees only itself
-    rows = [t.get_text() for t in ax.get_yticklabels()]
-    assert rows == ["犬 same", "猫 CHANGED", "鳥 CHANGED", "<pad> CHANGED", "<pad> CHANGED"]
+    (panel,) = causal_view().panels
+    assert panel.matrix[0].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]   # query 0 sees only itself
+    assert panel.rows == ["犬 same", "猫 CHANGED", "鳥 CHANGED", "<pad> CHANGED", "<pad> CHANGED"]
+    assert panel.red_rows == (1, 2, 3, 4) and panel.red_cols == (1,)
+    assert panel.masked.sum() == 10 + 6 - 3         # 10 future cells, 2 pad columns, 3 cells in both
 
 
 @pytest.mark.parametrize("edit", range(5))
 def test_causal_left_padding_with_both_masks_is_refused(edit):
     with pytest.raises(ValueError, match=r"query 0 \(<pad>\) would see no key at all"):
-        draw_causal_edit(sequence="left-padded", causal=True, padding=True, edit=edit)
+        causal_view(sequence="left-padded", causal=True, padding=True, edit=edit)
 
 
 def test_causal_bad_arguments_are_named():
     with pytest.raises(ValueError, match="sequence must be one of"):
-        draw_causal_edit(sequence="middle-padded")
+        causal_view(sequence="middle-padded")
     with pytest.raises(ValueError, match="edit must be a position from 0 to 4"):
-        draw_causal_edit(edit=5)
+        causal_view(edit=5)
 
 
 def test_causal_explorer_updates_and_shows_the_message_in_the_widget():

@@ -2,7 +2,6 @@
 
 import itertools
 
-import matplotlib.pyplot as plt
 import pytest
 import torch
 
@@ -15,18 +14,13 @@ from helpers.widgets import (
     ch6_express,
     ch6_intended,
     ch6_weights,
-    draw_mask_convention,
     mask_convention_explorer,
+    mask_convention_view,
 )
 
 MHA, SDPA, MANUAL = CH6_APIS
 MHA_BOOL, SDPA_BOOL, HF_INT, HF_FLOAT, ADDITIVE = CH6_CONVENTIONS
 
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
 
 
 def test_intended_mask_is_causal_plus_pad_keys():
@@ -60,13 +54,13 @@ def test_fully_masked_rows_nan_or_zero_by_api(padding):
 
 
 def test_default_is_the_classic_bug():
-    fig, summary = draw_mask_convention()
+    view = mask_convention_view()
+    summary = view.summary
     assert summary.startswith(f"{MHA_BOOL} -> {SDPA}, right padding: LEAKS the future (up to 0.85)")
     assert "reads pad keys (up to 0.95)" in summary
-    ax = fig.axes[0]
-    red = [p for p in ax.patches if p.get_edgecolor()[:3] == (1.0, 0.0, 0.0)]
-    assert len(red) == 13  # every hatched cell of the 5x5 carries weight: 3 future cells + 2 pad columns of 5
-    assert "WRONG" in ax.get_title()
+    (panel,) = view.panels
+    assert panel.framed.sum() == 13  # every hatched cell of the 5x5 carries weight: 3 future cells + 2 pad columns of 5
+    assert "WRONG" in panel.title and panel.alert
 
 
 @pytest.mark.parametrize(
@@ -82,9 +76,9 @@ def test_default_is_the_classic_bug():
     ],
 )
 def test_summaries(convention, api, convert, padding, expected):
-    fig, summary = draw_mask_convention(convention, api, convert, padding)
-    assert summary.endswith(f"{padding} padding: {expected}")
-    nan_label = "NaN rows are the lesson" in fig.axes[0].get_title()
+    view = mask_convention_view(convention, api, convert, padding)
+    assert view.summary.endswith(f"{padding} padding: {expected}")
+    nan_label = "NaN rows are the lesson" in view.panels[0].title
     assert nan_label == ("NaN" in expected)
 
 
@@ -99,26 +93,25 @@ def test_summaries(convention, api, convert, padding, expected):
 )
 def test_impossible_combinations_raise_value_error(convention, api, convert, message):
     with pytest.raises(ValueError, match=message):
-        draw_mask_convention(convention, api, convert, "right")
+        mask_convention_view(convention, api, convert, "right")
 
 
 def test_every_combination_draws_or_explains():
     for convention, api, convert, padding in itertools.product(CH6_CONVENTIONS, CH6_APIS, [False, True], CH6_TOKENS):
         try:
-            fig, summary = draw_mask_convention(convention, api, convert, padding)
+            summary = mask_convention_view(convention, api, convert, padding).summary
         except ValueError as error:
             assert "rejects" in str(error) or "ambiguous" in str(error)
             continue
         assert summary.startswith(f"{convention} -> {api}")
-        plt.close(fig)
 
 
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: draw_mask_convention("bool"), "convention must be one of"),
-        (lambda: draw_mask_convention(api="torch.matmul"), "api must be one of"),
-        (lambda: draw_mask_convention(padding="middle"), "padding must be one of"),
+        (lambda: mask_convention_view("bool"), "convention must be one of"),
+        (lambda: mask_convention_view(api="torch.matmul"), "api must be one of"),
+        (lambda: mask_convention_view(padding="middle"), "padding must be one of"),
     ],
 )
 def test_bad_input_is_named(call, message):

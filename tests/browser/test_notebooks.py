@@ -1,13 +1,16 @@
 """Every chapter in JupyterLab in Chromium: Run All, no error output, move an explorer control, screenshot.
 
-EXPECTED says, per chapter, which control of which explorer to move and what its summary must
-contain before and after (read from the chapter's explorer in helpers/explore_*.py). A chapter not in
-the table gets the generic check on every explorer it shows: the first control moves one step, and
-the summary text and the figure both change. Screenshots: test-artifacts/browser/<notebook>.png.
+EXPECTED says, per chapter, which control of which explorer to move, what its summary must contain
+before and after, and how many hatched (masked) cells its tables must then show (read from the
+chapter's explorer in helpers/explore_*.py). A chapter not in the table gets the generic check on every
+explorer it shows: the first control moves one step, and the summary text and the tables both change.
+Screenshots: test-artifacts/browser/<notebook>.png. Each update's latency in the browser (control
+moved -> new tables in the page) goes to test-artifacts/browser/update_ms.json: recorded, not asserted.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +24,7 @@ pytestmark = pytest.mark.browser
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 RUN_TIMEOUT_MS = 120_000    # Run All of one chapter (a few seconds expected)
-UPDATE_TIMEOUT_MS = 15_000  # one explorer update (~0.2 s expected)
+UPDATE_TIMEOUT_MS = 15_000  # one explorer update (a few ms expected)
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,8 @@ class Move:
     option: str | None = None   # dropdown / toggle: the option label to choose
     before: str | None = None   # the summary contains this before the move
     after: str | None = None    # ... and this after it
-    refused: bool = False       # an impossible combination: a "Not possible" message and no figure
+    refused: bool = False       # an impossible combination: a "Not possible" message and no table
+    masked: int | None = None   # how many hatched cells the tables show after the move
     explorer: int = 0
 
 
@@ -46,13 +50,14 @@ REFUSED = "Not possible: "  # how explorer() starts the message of a ValueError 
 EXPECTED: dict[str, list[Move]] = {
     "01": [  # pad_cells_explorer: pads 2 -> 3 -> 5 (refused) -> 0
         Move("pads", presses=1, before="2 pad(s): 10 cells set to -1e9",
-             after="3 pad(s): 15 cells set to -1e9 (the pad columns), 6 '?' cells"),
+             after="3 pad(s): 15 cells set to -1e9 (the pad columns), 6 '?' cells", masked=15),
         Move("pads", presses=2, after=REFUSED + "every token is <pad>", refused=True),
-        Move("pads", presses=-5, after="0 pad(s): 0 cells set to -1e9 (the pad columns), 0 '?' cells"),
+        Move("pads", presses=-5, after="0 pad(s): 0 cells set to -1e9 (the pad columns), 0 '?' cells", masked=0),
     ],
     "02": [  # softmax_explorer
         Move("mask pad rows too", kind="checkbox", before="float32, fill -1e9, 2 pad(s), pad rows kept",
-             after="pad rows masked: real rows give the pad keys weight 0; pad rows: every weight 0.2000 (1/5"),
+             after="pad rows masked: real rows give the pad keys weight 0; pad rows: every weight 0.2000 (1/5",
+             masked=16),  # 2 pad columns + 2 pad rows of the scores; the weights are not hatched
         Move("fill", kind="dropdown", option="-inf", after="fill -inf, 2 pad(s), pad rows masked: real rows give "
              "the pad keys weight 0; pad rows are NaN on purpose"),
         Move("fill", kind="dropdown", option="-1e9", after="every weight 0.2000"),
@@ -69,38 +74,38 @@ EXPECTED: dict[str, list[Move]] = {
         Move("junk", kind="dropdown", option="zeros",
              after="policy uniform, junk zeros, 2 pad(s): real rows max |change| = 0;"),
         Move("pad rows", kind="dropdown", option="zero them after softmax",
-             after="policy zero, junk zeros, 2 pad(s): real rows max |change| = 0;"),
+             after="policy zero, junk zeros, 2 pad(s): real rows max |change| = 0;", masked=10),
         Move("pads", presses=3, refused=True, after=REFUSED + "every token is <pad>"),
-        Move("pads", presses=-2, after="policy zero, junk zeros, 3 pad(s): real rows max |change| = 0;"),
+        Move("pads", presses=-2, after="policy zero, junk zeros, 3 pad(s): real rows max |change| = 0;", masked=15),
     ],
     "04": [  # kpm_explorer
         Move("key_padding_mask", kind="checkbox", before="item 0, mask on: weight on the pad column(s), mean over "
              "real query rows = 0.000 (exactly 0 in every row)", after="item 0, mask off: weight on the pad "
-             "column(s), mean over real query rows = 1.000"),
+             "column(s), mean over real query rows = 1.000", masked=0),
         Move("PAD", kind="dropdown", option="7 (a real value!)", refused=True,
              after=REFUSED + "PAD=7 is also a real value"),
         Move("PAD", kind="dropdown", option="1000", after="item 0, mask off"),
-        Move("batch item", kind="toggle", option="1", after="item 1, mask off"),
+        Move("batch item", kind="toggle", option="1", after="item 1, mask off", masked=0),
         Move("seed", presses=1, after="seed 1 (w_q·w_k = "),
     ],
     "05": [  # causal_explorer
         Move("edit token", presses=1, before="right-padded, causal + key padding: editing token 1 (猫) changes "
              "the outputs at positions [1, 2, 3, 4]", after="editing token 2 (鳥) changes the outputs at positions "
-             "[2, 3, 4]; exactly unchanged: [0, 1]"),
+             "[2, 3, 4]; exactly unchanged: [0, 1]", masked=13),  # 10 future cells + 2 pad columns, 3 in both
         Move("sequence", kind="dropdown", option="left-padded", refused=True,
              after=REFUSED + "query 0 (<pad>) would see no key at all"),
         Move("causal attn_mask", kind="checkbox", after="left-padded, key padding: editing token 2 (犬) changes "
-             "the outputs at positions [0, 1, 2, 3, 4]"),
+             "the outputs at positions [0, 1, 2, 3, 4]", masked=10),
     ],
     "06": [  # mask_convention_explorer
         Move("convert with helpers.masks", kind="checkbox", before="MHA bool (True = blocked) -> "
              "F.scaled_dot_product_attention, right padding: LEAKS the future",
-             after="(converted), right padding: correct: weight only on allowed keys"),
+             after="(converted), right padding: correct: weight only on allowed keys", masked=13),
         Move("mask", kind="dropdown", option="HF 0/1 cast to float", refused=True,
              after=REFUSED + "a float 0/1 mask is ambiguous"),
         Move("convert with helpers.masks", kind="checkbox",
              after="HF 0/1 cast to float -> F.scaled_dot_product_attention, right padding: LEAKS the future"),
-        Move("padding", kind="toggle", option="left", after="left padding: LEAKS the future"),
+        Move("padding", kind="toggle", option="left", after="left padding: LEAKS the future", masked=19),
     ],
 }
 
@@ -168,10 +173,12 @@ def error_outputs(page) -> list[str]:
     return found
 
 
-def summary_and_figure(explorer) -> tuple[str, str | None]:
+def summary_and_tables(explorer) -> tuple[str, str | None]:
+    """The summary text, and the HTML of the explorer's tables (None if it shows no table)."""
     summary = explorer.locator(".explorer-summary").inner_text()
-    images = explorer.locator(".explorer-figure img")
-    return summary, images.first.get_attribute("src") if images.count() else None
+    tables = explorer.locator(".explorer-figure")
+    html = tables.inner_html() if tables.count() else ""
+    return summary, html if "<table" in html else None
 
 
 def control_of(explorer, move: Move | None):
@@ -222,40 +229,68 @@ def move_control(control, move: Move | None) -> str:
     raise AssertionError(f"the browser test cannot move a control with classes {classes!r}: add it to move_control")
 
 
-def check_move(page, name: str, explorer, move: Move | None) -> None:
-    """Move one control; the summary and the figure must change as EXPECTED says (generic: both change)."""
-    before, before_src = summary_and_figure(explorer)
+# Set on the page before a move: the ms from the first input event in the explorer (key, click, select)
+# to the next change of its tables: the learner's wait, without Playwright's own overhead.
+WATCH = """box => {
+    window.__explorerUpdated = null;
+    let start = null;
+    const events = ['keydown', 'click', 'input', 'change'];
+    const first = () => { if (start === null) start = performance.now(); };
+    events.forEach(e => box.addEventListener(e, first, {capture: true}));
+    const observer = new MutationObserver(() => {
+        if (start === null) return;
+        window.__explorerUpdated = performance.now() - start;
+        observer.disconnect();
+        events.forEach(e => box.removeEventListener(e, first, {capture: true}));
+    });
+    observer.observe(box.querySelector('.explorer-figure'), {childList: true, subtree: true, characterData: true});
+}"""
+
+
+def check_move(page, name: str, explorer, move: Move | None) -> float | None:
+    """Move one control; the summary and the tables must change as EXPECTED says (generic: both change).
+
+    Returns the ms from the move's first input event to the next change of the tables (None if refused).
+    """
+    before, before_html = summary_and_tables(explorer)
     if move is not None and move.before is not None:
         assert move.before in before, f"{name}: the summary is {before!r} before the move, expected {move.before!r}"
     control = control_of(explorer, move)
     if move is not None:
         assert control.count() == 1, f"{name}: explorer {move.explorer} has no single control labelled {move.label!r}"
+    explorer.evaluate(WATCH)
     done = move_control(control, move)
     refused = move is not None and move.refused
     try:
-        page.wait_for_function("""([box, text, src, refused, want]) => {
-            const img = box.querySelector('.explorer-figure img');
+        page.wait_for_function("""([box, text, html, refused, want]) => {
+            const table = box.querySelector('.explorer-figure table');
             const now = box.querySelector('.explorer-summary').innerText;
-            return now !== text && (!want || now.includes(want)) && (refused ? !img : Boolean(img) && img.src !== src);
-        }""", arg=[explorer.element_handle(), before, before_src, refused, move and move.after],
+            const shown = box.querySelector('.explorer-figure').innerHTML;
+            const tables = refused ? !table : Boolean(table) && shown !== html;
+            return now !== text && (!want || now.includes(want)) && tables;
+        }""", arg=[explorer.element_handle(), before, before_html, refused, move and move.after],
             timeout=UPDATE_TIMEOUT_MS)
     except PlaywrightTimeout:
         pass  # the asserts below say what did not change
-    after, after_src = summary_and_figure(explorer)
+    after, after_html = summary_and_tables(explorer)
     assert after != before, f"{name}: {done} did not change the summary {before!r}"
     if move is not None and move.after is not None:
         assert move.after in after, f"{name}: after {done} the summary is {after!r}, expected {move.after!r}"
     if refused:
         assert after.startswith(REFUSED), f"{name}: after {done} expected a 'Not possible' message, got {after!r}"
-        assert after_src is None, f"{name}: after {done} a refused combination still shows a figure"
-        return
+        assert after_html is None, f"{name}: after {done} a refused combination still shows a table"
+        return None
     assert not after.startswith(REFUSED), f"{name}: {done} was refused: {after!r}"
-    assert after_src is not None, f"{name}: after {done} the explorer shows no figure; summary: {after!r}"
-    assert after_src != before_src, f"{name}: {done} did not change the figure; summary: {after!r}"
+    assert after_html is not None, f"{name}: after {done} the explorer shows no table; summary: {after!r}"
+    assert after_html != before_html, f"{name}: {done} did not change the tables; summary: {after!r}"
+    if move is not None and move.masked is not None:
+        hatched = explorer.locator(".explorer-figure td.masked").count()
+        assert hatched == move.masked, f"{name}: after {done} {hatched} hatched cells, expected {move.masked}"
+    return page.evaluate("window.__explorerUpdated")
 
 
 @pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
-def test_chapter_runs_and_explorer_responds(path: Path, lab, browser, artifacts):
+def test_chapter_runs_and_explorer_responds(path: Path, lab, browser, artifacts, update_times):
     name = path.name
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
@@ -273,11 +308,13 @@ def test_chapter_runs_and_explorer_responds(path: Path, lab, browser, artifacts)
         assert explorers.count() == shown, f"{name}: {explorers.count()} explorers rendered, the notebook shows {shown}"
         moves = EXPECTED.get(name[:2]) or [Move(label="", explorer=i) for i in range(shown)]
         for i in range(shown):
-            explorers.nth(i).locator(".explorer-figure img").first.wait_for(timeout=UPDATE_TIMEOUT_MS)
+            explorers.nth(i).locator(".explorer-figure table").first.wait_for(timeout=UPDATE_TIMEOUT_MS)
         for move in moves:
             explorer = explorers.nth(move.explorer)
             explorer.scroll_into_view_if_needed()
-            check_move(page, name, explorer, move if move.label else None)
+            ms = check_move(page, name, explorer, move if move.label else None)
+            if ms is not None:
+                update_times.setdefault(path.stem, []).append(round(ms, 1))
         errors = error_outputs(page)
         assert not errors, f"{name}: error output after moving a control:\n" + "\n---\n".join(errors)
         assert not page_errors, f"{name}: errors in the page:\n" + "\n".join(page_errors)
@@ -285,9 +322,17 @@ def test_chapter_runs_and_explorer_responds(path: Path, lab, browser, artifacts)
         if shown:  # the first explorer with its code cell; else the last figure
             target = explorers.first.locator("xpath=ancestor::div[contains(@class, 'jp-CodeCell')]")
             target.evaluate("cell => cell.scrollIntoView({block: 'start'})")
-        elif page.locator(".jp-OutputArea-output img").count():
+        elif page.locator(".jp-OutputArea-output img").count():  # chapter 0: its figure
             page.locator(".jp-OutputArea-output img").last.evaluate("img => img.scrollIntoView({block: 'center'})")
         page.screenshot(path=artifacts / f"{path.stem}.png")
     finally:
         context.close()
         lab.shutdown_kernels()
+
+
+@pytest.fixture(scope="module")
+def update_times(artifacts):
+    """Chapter -> the browser latency (ms) of each explorer update; written to update_ms.json at the end."""
+    times: dict[str, list[float]] = {}
+    yield times
+    (artifacts / "update_ms.json").write_text(json.dumps(times, indent=1) + "\n")

@@ -1,0 +1,84 @@
+"""helpers.views: one View, two renderers (matplotlib figure, HTML table) that agree on what they show."""
+
+import re
+import warnings
+
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+from helpers.plots import cell_colors
+from helpers.views import RED, Panel, View, draw_view, view_html
+
+TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]
+PAD = torch.tensor([False, False, False, True, True])
+
+
+def panel(**kwargs):
+    scores = torch.arange(25.0).view(5, 5).masked_fill(PAD, -1e9)
+    return Panel(**({"matrix": scores, "rows": TOKENS, "cols": TOKENS, "masked": PAD} | kwargs))
+
+
+def cells(html: str) -> list[str]:
+    return re.findall(r"<td[^>]*>([^<]*)", html)
+
+
+def test_html_table_shows_every_cell_with_its_short_text_and_escaped_labels():
+    html = view_html(View((panel(title="scores\nline 2"),), "summary"))
+    assert len(cells(html)) == 25
+    assert cells(html)[:5] == ["0.00", "1.00", "2.00", "-1e9", "-1e9"]
+    assert html.count('class="masked"') == 10
+    assert "&lt;pad&gt;" in html and "<pad>" not in html
+    assert "scores<br>line 2" in html
+
+
+def test_html_colours_are_the_figures_colours():
+    p = panel()
+    html = view_html(View((p,), ""))
+    rgba, dark = cell_colors(p.matrix.numpy(), PAD.expand(5, 5).numpy())
+    first = re.search(r'<td class="" style="[^"]*background:(#[0-9a-f]{6});color:(#[0-9a-f]{3})', html)
+    assert first.group(1) == mcolors.to_hex(rgba[0, 0]) and first.group(2) == "#000"  # lowest value: white cell
+    assert mcolors.to_hex(rgba[4, 2]) == mcolors.to_hex(plt.get_cmap("Blues")(1.0)) and dark[4, 2]
+
+
+def test_frames_marks_and_red_labels():
+    framed = torch.zeros(5, 5, dtype=torch.bool)
+    framed[3:, :3] = True
+    html = view_html(View((panel(framed=framed, mark="?", red_rows=(1,), red_cols=(2,), alert=True,
+                                 title="t"),), "", caption="legend"))
+    assert html.count('class="framed"') == 6 and html.count(">?</span>") == 6
+    assert html.count(f"color:{RED}") == 3  # one row label, one column label, the title
+    assert "legend" in html
+
+
+def test_draw_view_puts_panels_side_by_side_with_japanese_labels():
+    view = View((panel(), panel(masked=None, ylabel="")), "s", caption="hatched: masked")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a missing glyph is a UserWarning
+        fig = draw_view(view, view)
+        fig.canvas.draw()
+    assert len(fig.axes) == 4
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == TOKENS
+    assert fig.axes[1].get_ylabel() == ""
+    plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"matrix": torch.zeros(5)}, "matrix must be 2-D"),
+        ({"rows": ["a"]}, "rows and cols must have 5 and 5 labels"),
+        ({"masked": torch.zeros(5)}, "masked must be a bool array"),
+        ({"framed": torch.zeros(5, 5)}, "framed must be a bool tensor of shape"),
+        ({"red_rows": (5,)}, "red_rows must be rows 0..4"),
+    ],
+)
+def test_bad_panels_are_refused_with_the_argument_named(kwargs, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        panel(**kwargs)
+
+
+def test_draw_view_needs_a_panel():
+    with pytest.raises(ValueError, match="views must hold at least one panel"):
+        draw_view(View((), "nothing"))
