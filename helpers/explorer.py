@@ -4,7 +4,7 @@ Every explorer is built by `explorer(controls, view)`:
 - `controls` maps a keyword name to an ipywidgets control;
 - `view(**values)` returns a `View` (helpers/views.py): the tables to show and a one-line summary of
   the numbers (browser tests read it from the `.explorer-summary` element);
-- the tables are shown as HTML (`.explorer-figure`): an update takes a few ms, where redrawing a
+- the tables are shown as HTML (`.explorer-tables`): an update takes a few ms, where redrawing a
   matplotlib figure took 50-150 ms;
 - a ValueError from `view` (an impossible combination, e.g. every token padded) is shown as a
   message inside the widget: no traceback, no NaN table.
@@ -26,17 +26,18 @@ REFUSED = "<b>Not possible:</b> "
 def explorer(controls: dict[str, widgets.ValueWidget], view: Callable[..., View]) -> widgets.VBox:
     """Wire controls to view(); returns the widget (its .refresh() redraws, for tests and benchmarks)."""
     summary = widgets.HTML().add_class("explorer-summary")
-    tables = widgets.HTML().add_class("explorer-figure")
+    tables = widgets.HTML().add_class("explorer-tables")
 
     def refresh(_change: object = None) -> None:
         values = {name: control.value for name, control in controls.items()}
         try:
             shown = view(**values)
+            table_html = view_html(shown)
         except ValueError as error:
             tables.value = ""
             summary.value = REFUSED + html.escape(str(error))
             return
-        tables.value = view_html(shown)
+        tables.value = table_html
         summary.value = html.escape(shown.summary)
 
     for control in controls.values():

@@ -30,19 +30,19 @@ def format_cell(value: float, fmt: str = ".2f") -> str:
     return format(value, fmt)
 
 
-def as_hidden(masked: torch.Tensor | np.ndarray | None, shape: tuple[int, int]) -> np.ndarray:
-    """masked (bool, broadcastable to shape, True = masked) as an (L, S) numpy bool array."""
+def as_hidden(masked: torch.Tensor | np.ndarray | None, shape: tuple[int, int], name: str = "masked") -> np.ndarray:
+    """masked (bool, broadcastable to shape, True = masked) as an (L, S) numpy bool array; name is for errors."""
     if masked is None:
         return np.zeros(shape, dtype=bool)
     if isinstance(masked, torch.Tensor):
         masked = masked.cpu().numpy()
     masked = np.asarray(masked)
     if masked.dtype != bool:
-        raise TypeError(f"masked must be a bool array (True = masked), got dtype {masked.dtype}")
+        raise TypeError(f"{name} must be a bool array (True = marked), got dtype {masked.dtype}")
     try:
         return np.broadcast_to(masked, shape)
     except ValueError:
-        raise ValueError(f"masked must broadcast to the matrix shape {shape}, got {masked.shape}") from None
+        raise ValueError(f"{name} must broadcast to the matrix shape {shape}, got {masked.shape}") from None
 
 
 def cell_colors(matrix: np.ndarray, hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

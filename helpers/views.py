@@ -10,12 +10,13 @@ Both use the same colours (plots.cell_colors): what you see in the figure is wha
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from matplotlib.colors import to_hex
+from matplotlib.colors import is_color_like, to_hex
 from matplotlib.figure import Figure
 
 from helpers.plots import as_hidden, cell_colors, format_cell, show_weights
@@ -23,18 +24,18 @@ from helpers.plots import as_hidden, cell_colors, format_cell, show_weights
 RED = "#d62728"  # matplotlib's tab:red: labels and frames that flag a problem
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Panel:
     """One annotated (L, S) table: show_weights' arguments, plus frames and red labels."""
 
     matrix: torch.Tensor                  # (L, S)
-    rows: list[str]
-    cols: list[str]
+    rows: Sequence[str]
+    cols: Sequence[str]
     title: str = ""
     masked: torch.Tensor | None = None    # bool, broadcastable to (L, S), True = hatched
     fmt: str = ".2f"
-    framed: torch.Tensor | None = None    # bool (L, S): cells outlined in frame_color
-    frame_color: str = "#e66100"
+    framed: torch.Tensor | None = None    # bool, broadcastable to (L, S): cells outlined in frame_color
+    frame_color: str = "#e66100"          # any matplotlib colour
     mark: str = ""                        # a sign in the corner of each framed cell, e.g. "?"
     red_rows: tuple[int, ...] = ()        # row labels drawn in red
     red_cols: tuple[int, ...] = ()        # column labels drawn in red
@@ -43,22 +44,27 @@ class Panel:
     alert: bool = False                   # title in red: something is wrong
 
     def __post_init__(self) -> None:
-        if self.matrix.dim() != 2:
-            raise ValueError(f"matrix must be 2-D (L, S), got shape {tuple(self.matrix.shape)}")
+        if not isinstance(self.matrix, torch.Tensor) or self.matrix.dim() != 2:
+            raise TypeError(f"matrix must be a 2-D torch.Tensor (L, S), got {type(self.matrix).__name__} "
+                            f"{tuple(getattr(self.matrix, 'shape', ()))}")
         L, S = self.matrix.shape
         if len(self.rows) != L or len(self.cols) != S:
             raise ValueError(f"rows and cols must have {L} and {S} labels for a {L}x{S} matrix, "
                              f"got {len(self.rows)} and {len(self.cols)}")
-        as_hidden(self.masked, (L, S))  # raises a clear error if masked is not bool or does not broadcast
-        if self.framed is not None and (self.framed.dtype != torch.bool or self.framed.shape != (L, S)):
-            raise ValueError(f"framed must be a bool tensor of shape {(L, S)}, "
-                             f"got {self.framed.dtype} {tuple(self.framed.shape)}")
-        if any(not 0 <= i < L for i in self.red_rows) or any(not 0 <= j < S for j in self.red_cols):
-            raise ValueError(f"red_rows must be rows 0..{L - 1} and red_cols columns 0..{S - 1}, "
-                             f"got {self.red_rows} and {self.red_cols}")
+        as_hidden(self.masked, (L, S), "masked")   # each raises a clear error if not bool or not broadcastable
+        as_hidden(self.framed, (L, S), "framed")
+        for name, indices, n in (("red_rows", self.red_rows, L), ("red_cols", self.red_cols, S)):
+            if not isinstance(indices, tuple) or not all(type(i) is int and 0 <= i < n for i in indices):
+                raise ValueError(f"{name} must be a tuple of ints from 0 to {n - 1}, got {indices!r}")
+        if not is_color_like(self.frame_color):
+            raise ValueError(f"frame_color must be a matplotlib colour, got {self.frame_color!r}")
+        try:
+            format(0.5, self.fmt)
+        except (ValueError, TypeError):
+            raise ValueError(f"fmt must be a format spec for a float, like '.2f', got {self.fmt!r}") from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class View:
     """Everything one explorer update shows: the tables, a one-line summary and a legend line."""
 
@@ -67,13 +73,18 @@ class View:
     caption: str = ""
 
 
-def draw_view(*views: View) -> Figure:
-    """The panels of `views` side by side in one matplotlib figure (captions below)."""
+def _panels(views: tuple[View, ...]) -> list[Panel]:
     panels = [p for v in views for p in v.panels]
     if not panels:
         raise ValueError("views must hold at least one panel")
+    return panels
+
+
+def draw_view(*views: View) -> Figure:
+    """The panels of `views` side by side in one matplotlib figure (captions below)."""
+    panels = _panels(views)
     widths = [1.0 + 0.9 * len(p.cols) for p in panels]
-    lines = max(p.title.count("\n") + 1 for p in panels if p.title) if any(p.title for p in panels) else 0
+    lines = max((p.title.count("\n") + 1 for p in panels if p.title), default=0)
     height = 1.0 + 0.75 * max(len(p.rows) for p in panels) + 0.3 * lines
     fig, axes = plt.subplots(1, len(panels), figsize=(sum(widths) + 0.4 * (len(panels) - 1), height),
                              width_ratios=widths, squeeze=False, layout="constrained")
@@ -83,12 +94,11 @@ def draw_view(*views: View) -> Figure:
         ax.set_ylabel(p.ylabel)
         if p.alert:
             ax.title.set_color(RED)
-        if p.framed is not None:
-            for i, j in p.framed.nonzero().tolist():
-                ax.add_patch(plt.Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False,
-                                           edgecolor=p.frame_color, linewidth=2.5))
-                if p.mark:
-                    ax.text(j + 0.3, i - 0.22, p.mark, color=p.frame_color, fontsize=13, ha="center", va="center")
+        for i, j in zip(*np.nonzero(as_hidden(p.framed, tuple(p.matrix.shape))), strict=True):
+            ax.add_patch(plt.Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False,
+                                       edgecolor=p.frame_color, linewidth=2.5))
+            if p.mark:
+                ax.text(j + 0.3, i - 0.22, p.mark, color=p.frame_color, fontsize=13, ha="center", va="center")
         for i in p.red_rows:
             ax.get_yticklabels()[i].set_color(RED)
         for j in p.red_cols:
@@ -99,10 +109,31 @@ def draw_view(*views: View) -> Figure:
     return fig
 
 
-CELL = ("min-width:3.6em;height:2.4em;text-align:center;vertical-align:middle;border:1px solid #fff;padding:0 0.3em;"
-        "position:relative;font-variant-numeric:tabular-nums;background:{bg};color:{fg}")
+# Inline styles: the tables must look the same in JupyterLab, Notebook 7, VS Code and nbviewer.
+CELL = ("min-width:3.6em;height:2.4em;text-align:center;vertical-align:middle;border:1px solid #fff;"
+        "padding:0 0.3em;position:relative;font-variant-numeric:tabular-nums")
 HATCH = "repeating-linear-gradient(-45deg,#d9d9d9 0 5px,#808080 5px 6px)"  # '///' like the figure's hatching
-LABEL = "padding:0.1em 0.5em;font-weight:normal;white-space:nowrap;color:{color}"
+LABEL = "padding:0.1em 0.5em;font-weight:normal;white-space:nowrap"
+# The page's font first; for 犬 猫 鳥 the browser falls back to these if that font has no Japanese glyphs.
+FONTS = ("var(--jp-content-font-family, system-ui, sans-serif), IPAexGothic, 'Noto Sans CJK JP', "
+         "'Hiragino Sans', 'Yu Gothic', Meiryo, sans-serif")
+
+
+def _cell_html(text: str, color: str | None, dark: bool, frame: str | None, mark: str) -> str:
+    """One <td>, hatched if color is None; classes "masked" and "framed" let tests count them."""
+    classes = " ".join(c for c, on in (("masked", color is None), ("framed", frame is not None)) if on)
+    style = f"{CELL};background:{color or HATCH};color:{'#fff' if dark else '#000'}"
+    corner = ""
+    if frame is not None:
+        style += f";box-shadow:inset 0 0 0 3px {frame}"
+        if mark:
+            corner = (f'<span style="position:absolute;top:0.1em;right:0.3em;font-weight:bold;color:{frame}">'
+                      f"{html.escape(mark)}</span>")
+    return f'<td class="{classes}" style="{style}">{html.escape(text)}{corner}</td>'
+
+
+def _label_html(text: str, red: bool, align: str = "center") -> str:
+    return f'<th style="{LABEL};text-align:{align};color:{RED if red else "inherit"}">{html.escape(text)}</th>'
 
 
 def panel_html(p: Panel) -> str:
@@ -110,41 +141,30 @@ def panel_html(p: Panel) -> str:
     matrix = p.matrix.detach().float().cpu().numpy()
     L, S = matrix.shape
     hidden = as_hidden(p.masked, (L, S))
+    framed = as_hidden(p.framed, (L, S))
     rgba, dark = cell_colors(matrix, hidden)
-    framed = np.zeros((L, S), dtype=bool) if p.framed is None else p.framed.numpy()
-    esc = html.escape
-    head = "".join(f'<th style="{LABEL.format(color=RED if j in p.red_cols else "inherit")}">{esc(c)}</th>'
-                   for j, c in enumerate(p.cols))
-    axes = " ".join(f"{esc(name)} {arrow}" for name, arrow in ((p.ylabel, "↓"), (p.xlabel, "→")) if name)
-    corner = f'<th style="{LABEL.format(color="#606060")};font-size:0.8em">{axes}</th>'
-    body = []
-    for i in range(L):
-        cells = []
-        for j in range(S):
-            style = CELL.format(bg=HATCH if hidden[i, j] else to_hex(rgba[i, j]), fg="#fff" if dark[i, j] else "#000")
-            classes = ["masked"] if hidden[i, j] else []
-            mark = ""
-            if framed[i, j]:
-                classes.append("framed")
-                style += f";box-shadow:inset 0 0 0 3px {p.frame_color}"
-                if p.mark:
-                    mark = (f'<span style="position:absolute;top:0.1em;right:0.3em;font-weight:bold;'
-                            f'color:{p.frame_color}">{esc(p.mark)}</span>')
-            text = format_cell(float(matrix[i, j]), p.fmt)
-            cells.append(f'<td class="{" ".join(classes)}" style="{style}">{text}{mark}</td>')
-        label = f'<th style="{LABEL.format(color=RED if i in p.red_rows else "inherit")};text-align:right">'
-        body.append(f"<tr>{label}{esc(p.rows[i])}</th>{''.join(cells)}</tr>")
-    title = "<br>".join(esc(line) for line in p.title.splitlines())
-    title_color = RED if p.alert else "inherit"
+    frame = to_hex(p.frame_color)
+    axes = " ".join(f"{html.escape(name)} {arrow}" for name, arrow in ((p.ylabel, "↓"), (p.xlabel, "→")) if name)
+    header = (f'<th style="{LABEL};color:#606060;font-size:0.8em">{axes}</th>'
+              + "".join(_label_html(c, j in p.red_cols) for j, c in enumerate(p.cols)))
+    body = "".join(
+        "<tr>" + _label_html(p.rows[i], i in p.red_rows, align="right")
+        + "".join(_cell_html(format_cell(float(matrix[i, j]), p.fmt), None if hidden[i, j] else to_hex(rgba[i, j]),
+                             bool(dark[i, j]), frame if framed[i, j] else None, p.mark) for j in range(S))
+        + "</tr>"
+        for i in range(L))
+    title = "<br>".join(html.escape(line) for line in p.title.splitlines())
     return (f'<div class="explorer-panel" style="display:inline-block;vertical-align:top;margin:0 1.5em 0.5em 0">'
-            f'<div style="text-align:center;font-weight:bold;margin-bottom:0.3em;color:{title_color}">'
-            f'{title}</div><table style="border-collapse:collapse">'
-            f"<tr>{corner}{head}</tr>{''.join(body)}</table></div>")
+            f'<div style="text-align:center;font-weight:bold;margin-bottom:0.3em;'
+            f'color:{RED if p.alert else "inherit"}">{title}</div>'
+            f'<table style="border-collapse:collapse"><tr>{header}</tr>{body}</table></div>')
 
 
-def view_html(view: View) -> str:
-    """The whole view as HTML: panels side by side (they wrap on a narrow screen), then the caption."""
-    caption = (f'<div style="color:#404040;font-size:0.85em;white-space:pre-wrap">{html.escape(view.caption)}</div>'
-               if view.caption else "")
-    return f'<div class="explorer-view" style="font-size:15px;line-height:1.3">' \
-           f"{''.join(panel_html(p) for p in view.panels)}{caption}</div>"
+def view_html(*views: View) -> str:
+    """The panels of `views` as HTML tables side by side (they wrap on a narrow screen), captions below."""
+    panels = _panels(views)
+    caption = "    ".join(dict.fromkeys(v.caption for v in views if v.caption))
+    legend = (f'<div style="color:#404040;font-size:0.85em;white-space:pre-wrap">{html.escape(caption)}</div>'
+              if caption else "")
+    return (f'<div class="explorer-view" style="font-size:15px;line-height:1.3;font-family:{FONTS}">'
+            f"{''.join(panel_html(p) for p in panels)}{legend}</div>")

@@ -18,7 +18,7 @@ def test_explorer_shows_summary_tables_and_refusal():
     box = explorer({"n": slider}, view)
     row, summary, tables = box.children
     assert "explorer" in box._dom_classes and "explorer-summary" in summary._dom_classes
-    assert "explorer-figure" in tables._dom_classes and list(row.children) == [slider]
+    assert "explorer-tables" in tables._dom_classes and list(row.children) == [slider]
     assert summary.value == "n = 1 &lt;ok&gt;"
     assert tables.value.count("<td") == 4
     slider.value = 2  # the observer redraws

@@ -49,6 +49,7 @@ def test_frames_marks_and_red_labels():
                                  title="t"),), "", caption="legend"))
     assert html.count('class="framed"') == 6 and html.count(">?</span>") == 6
     assert html.count(f"color:{RED}") == 3  # one row label, one column label, the title
+    assert View((panel(),), "s") != View((panel(),), "s")  # compared by identity, not by tensor values
     assert "legend" in html
 
 
@@ -65,20 +66,37 @@ def test_draw_view_puts_panels_side_by_side_with_japanese_labels():
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("kwargs", "error", "message"),
     [
-        ({"matrix": torch.zeros(5)}, "matrix must be 2-D"),
-        ({"rows": ["a"]}, "rows and cols must have 5 and 5 labels"),
-        ({"masked": torch.zeros(5)}, "masked must be a bool array"),
-        ({"framed": torch.zeros(5, 5)}, "framed must be a bool tensor of shape"),
-        ({"red_rows": (5,)}, "red_rows must be rows 0..4"),
+        ({"matrix": torch.zeros(5)}, TypeError, r"matrix must be a 2-D torch.Tensor \(L, S\), got Tensor \(5,\)"),
+        ({"matrix": [[0.0]]}, TypeError, "matrix must be a 2-D torch.Tensor"),
+        ({"rows": ["a"]}, ValueError, "rows and cols must have 5 and 5 labels"),
+        ({"masked": torch.zeros(5)}, TypeError, "masked must be a bool array"),
+        ({"framed": torch.zeros(5, 5)}, TypeError, "framed must be a bool array"),
+        ({"framed": torch.zeros(4, dtype=torch.bool)}, ValueError, "framed must broadcast"),
+        ({"red_rows": (5,)}, ValueError, "red_rows must be a tuple of ints from 0 to 4"),
+        ({"red_cols": (1.0,)}, ValueError, "red_cols must be a tuple of ints"),
+        ({"red_rows": 1}, ValueError, "red_rows must be a tuple of ints"),
+        ({"frame_color": "tab:nothing"}, ValueError, "frame_color must be a matplotlib colour"),
+        ({"frame_color": 'red" onmouseover="x'}, ValueError, "frame_color must be a matplotlib colour"),
+        ({"fmt": ".2q"}, ValueError, "fmt must be a format spec for a float"),
     ],
 )
-def test_bad_panels_are_refused_with_the_argument_named(kwargs, message):
-    with pytest.raises((ValueError, TypeError), match=message):
+def test_bad_panels_are_refused_with_the_argument_named(kwargs, error, message):
+    with pytest.raises(error, match=message):
         panel(**kwargs)
 
 
-def test_draw_view_needs_a_panel():
+@pytest.mark.parametrize("render", [draw_view, view_html])
+def test_renderers_need_a_panel(render):
     with pytest.raises(ValueError, match="views must hold at least one panel"):
-        draw_view(View((), "nothing"))
+        render(View((), "nothing"))
+
+
+def test_every_text_is_escaped_and_colours_are_css():
+    framed = torch.ones(5, 5, dtype=torch.bool)
+    html = view_html(View((panel(title="<b>t</b>", mark="<", frame_color="tab:orange", fmt="<8.2f"),), "",
+                          caption="<i>c</i>"))
+    assert "<b>t" not in html and "<i>" not in html and ">&lt;</span>" not in html  # no frames: no mark
+    html = view_html(View((panel(framed=framed, mark="<", frame_color="tab:orange"),), ""))
+    assert html.count(">&lt;</span>") == 25 and "box-shadow:inset 0 0 0 3px #ff7f0e" in html

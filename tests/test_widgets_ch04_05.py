@@ -13,7 +13,7 @@ def test_kpm_batch_is_the_write_ups_data():
     assert data[..., 0].tolist() == [[1, 2, 3, 4, 1000], [5, 6, 7, 1000, 1000], [8, 9, 10, 11, 12]]
 
 
-def test_kpm_default_figure_masks_the_pad_column():
+def test_kpm_default_view_masks_the_pad_column():
     view = kpm_view()
     summary = view.summary
     (panel,) = view.panels
@@ -43,7 +43,7 @@ def test_kpm_pad_value_that_is_real_data_is_refused():
         kpm_view(pad=7)
 
 
-def test_kpm_draw_leaves_the_global_random_state_alone():
+def test_kpm_view_leaves_the_global_random_state_alone():
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
@@ -83,7 +83,7 @@ def test_causal_summary_names_the_changed_outputs(kwargs, expected):
     assert expected in summary
 
 
-def test_causal_figure_hatches_the_future_and_labels_the_changed_outputs():
+def test_causal_view_hatches_the_future_and_labels_the_changed_outputs():
     (panel,) = causal_view().panels
     assert panel.matrix[0].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]   # query 0 sees only itself
     assert panel.rows == ["犬 same", "猫 CHANGED", "鳥 CHANGED", "<pad> CHANGED", "<pad> CHANGED"]

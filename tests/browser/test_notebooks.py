@@ -176,7 +176,7 @@ def error_outputs(page) -> list[str]:
 def summary_and_tables(explorer) -> tuple[str, str | None]:
     """The summary text, and the HTML of the explorer's tables (None if it shows no table)."""
     summary = explorer.locator(".explorer-summary").inner_text()
-    tables = explorer.locator(".explorer-figure")
+    tables = explorer.locator(".explorer-tables")
     html = tables.inner_html() if tables.count() else ""
     return summary, html if "<table" in html else None
 
@@ -243,7 +243,7 @@ WATCH = """box => {
         observer.disconnect();
         events.forEach(e => box.removeEventListener(e, first, {capture: true}));
     });
-    observer.observe(box.querySelector('.explorer-figure'), {childList: true, subtree: true, characterData: true});
+    observer.observe(box.querySelector('.explorer-tables'), {childList: true, subtree: true, characterData: true});
 }"""
 
 
@@ -263,9 +263,9 @@ def check_move(page, name: str, explorer, move: Move | None) -> float | None:
     refused = move is not None and move.refused
     try:
         page.wait_for_function("""([box, text, html, refused, want]) => {
-            const table = box.querySelector('.explorer-figure table');
+            const table = box.querySelector('.explorer-tables table');
             const now = box.querySelector('.explorer-summary').innerText;
-            const shown = box.querySelector('.explorer-figure').innerHTML;
+            const shown = box.querySelector('.explorer-tables').innerHTML;
             const tables = refused ? !table : Boolean(table) && shown !== html;
             return now !== text && (!want || now.includes(want)) && tables;
         }""", arg=[explorer.element_handle(), before, before_html, refused, move and move.after],
@@ -284,7 +284,7 @@ def check_move(page, name: str, explorer, move: Move | None) -> float | None:
     assert after_html is not None, f"{name}: after {done} the explorer shows no table; summary: {after!r}"
     assert after_html != before_html, f"{name}: {done} did not change the tables; summary: {after!r}"
     if move is not None and move.masked is not None:
-        hatched = explorer.locator(".explorer-figure td.masked").count()
+        hatched = explorer.locator(".explorer-tables td.masked").count()
         assert hatched == move.masked, f"{name}: after {done} {hatched} hatched cells, expected {move.masked}"
     return page.evaluate("window.__explorerUpdated")
 
@@ -308,7 +308,7 @@ def test_chapter_runs_and_explorer_responds(path: Path, lab, browser, artifacts,
         assert explorers.count() == shown, f"{name}: {explorers.count()} explorers rendered, the notebook shows {shown}"
         moves = EXPECTED.get(name[:2]) or [Move(label="", explorer=i) for i in range(shown)]
         for i in range(shown):
-            explorers.nth(i).locator(".explorer-figure table").first.wait_for(timeout=UPDATE_TIMEOUT_MS)
+            explorers.nth(i).locator(".explorer-tables table").first.wait_for(timeout=UPDATE_TIMEOUT_MS)
         for move in moves:
             explorer = explorers.nth(move.explorer)
             explorer.scroll_into_view_if_needed()
