@@ -100,7 +100,7 @@ def _bench(n):
             elapsed, elapsed_cpu = (time.perf_counter() - start) * 1000, (time.process_time() - start_cpu) * 1000
             if i < 3:
                 continue  # warm-up: first calls fill caches
-            if summary.value.startswith("<b>Not possible"):
+            if summary.value.startswith(wiring.REFUSED):
                 refused.append(elapsed)
             else:
                 drawn.append(elapsed)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import ipywidgets as widgets
 import torch
 
 from helpers.explorer import explorer
 from helpers.masks import causal_mask, from_hf_attention_mask, to_additive_mask, to_sdpa_mask
+from helpers.toy import is_pad
 from helpers.views import RED, Panel, View
 
 CH6_TOKENS = {"none": ["犬", "猫", "鳥", "牛", "馬"], "right": ["犬", "猫", "鳥", "<pad>", "<pad>"],
@@ -20,7 +23,7 @@ def ch6_intended(padding: str) -> torch.Tensor:
     """The constraint every convention expresses: (5, 5) bool, True = blocked (causal, plus the pad keys)."""
     if padding not in CH6_TOKENS:
         raise ValueError(f"padding must be one of {list(CH6_TOKENS)}, got {padding!r}")
-    pad = torch.tensor([t == "<pad>" for t in CH6_TOKENS[padding]])
+    pad = is_pad(CH6_TOKENS[padding])
     return causal_mask(5) | pad                     # (L, S): pad keys blocked in every row
 
 
@@ -46,13 +49,9 @@ def ch6_convert(mask: torch.Tensor, convention: str, api: str) -> torch.Tensor:
     return to_sdpa_mask(blocked) if api == "F.scaled_dot_product_attention" else blocked
 
 
-_CH6_SETUP: list[tuple[torch.Tensor, torch.nn.MultiheadAttention]] = []  # built once, on first use
-
-
+@functools.cache  # built once, on first use
 def _ch6_setup() -> tuple[torch.Tensor, torch.nn.MultiheadAttention]:
     """Five fixed 4-d token vectors and a 1-head MHA whose projections are the identity (scores = x x^T / 2)."""
-    if _CH6_SETUP:
-        return _CH6_SETUP[0]
     x = torch.randn(5, 4, generator=torch.Generator().manual_seed(6))
     mha = torch.nn.MultiheadAttention(4, 1, batch_first=True)
     with torch.no_grad():
@@ -60,8 +59,7 @@ def _ch6_setup() -> tuple[torch.Tensor, torch.nn.MultiheadAttention]:
         mha.in_proj_bias.zero_()
         mha.out_proj.weight.copy_(torch.eye(4))
         mha.out_proj.bias.zero_()
-    _CH6_SETUP.append((x, mha.eval()))
-    return _CH6_SETUP[0]
+    return x, mha.eval()
 
 
 def ch6_weights(mask: torch.Tensor, api: str) -> torch.Tensor:
@@ -94,7 +92,7 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
     weights = ch6_weights(ch6_convert(mask, convention, api) if convert else mask, api)
 
     used = weights.nan_to_num(0.0) > 1e-6
-    future = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    future = causal_mask(5)
     pad_keys = blocked & ~future
     dead = blocked.all(-1)
     problems = []

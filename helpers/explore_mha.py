@@ -3,10 +3,14 @@ and attn_mask (causality: which outputs an edit can reach)."""
 
 from __future__ import annotations
 
+import functools
+
 import ipywidgets as widgets
 import torch
 
 from helpers.explorer import explorer
+from helpers.masks import causal_mask
+from helpers.toy import is_pad
 from helpers.views import Panel, View
 
 # --- chapter 4: key_padding_mask ---
@@ -89,7 +93,7 @@ def causal_toy(seed: int = 0) -> tuple[torch.nn.MultiheadAttention, dict[str, to
     return mha, table
 
 
-_CAUSAL_TOY = causal_toy()
+_causal_toy = functools.cache(causal_toy)  # the explorer's toy: built on first use, then reused
 
 
 def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bool = True, edit: int = 1) -> View:
@@ -100,8 +104,8 @@ def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bo
     L = len(tokens)
     if not 0 <= edit < L:
         raise ValueError(f"edit must be a position from 0 to {L - 1}, got {edit}")
-    pad = torch.tensor([[t == "<pad>" for t in tokens]])                 # (1, S)
-    attn_mask = torch.ones(L, L, dtype=torch.bool).triu(1) if causal else None
+    pad = is_pad(tokens)[None]                                            # (1, S)
+    attn_mask = causal_mask(L) if causal else None
     key_padding_mask = pad if padding else None
     hidden = torch.zeros(L, L, dtype=torch.bool)
     if causal:
@@ -113,7 +117,7 @@ def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bo
         raise ValueError(f"query {blind[0]} ({tokens[blind[0]]}) would see no key at all: every key it may look at "
                          "is padding or in its future, and nn.MultiheadAttention returns NaN for such a row. "
                          "Pad on the right, or switch one of the masks off.")
-    mha, table = _CAUSAL_TOY
+    mha, table = _causal_toy()
     x = torch.stack([table[t] for t in tokens])[None]                     # (1, L, 4)
     edited = x.clone()
     edited[0, edit] += 1.0

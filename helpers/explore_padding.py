@@ -3,6 +3,8 @@ and whether the pad rows ever reach a real token."""
 
 from __future__ import annotations
 
+import functools
+
 import ipywidgets as widgets
 import torch
 
@@ -54,7 +56,7 @@ def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", ma
         raise ValueError(f"fill must be one of {list(FILLS)} and dtype one of {list(DTYPES)}, got {fill!r}, {dtype!r}")
     _, _, q, k, v = (t[0] for t in toy.qkv(tokens))
     q, k, v = (t.to(DTYPES[dtype]) for t in (q, k, v))
-    pad = torch.tensor([t == "<pad>" for t in tokens])
+    pad = toy.is_pad(tokens)
     pad_rows = pad[:, None] if mask_pad_rows else None
     try:
         steps = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=pad_rows, fill=FILLS[fill])
@@ -127,20 +129,16 @@ def attention_layer(h: torch.Tensor, W: tuple[torch.Tensor, ...], pad: torch.Ten
     return h + weights @ v, weights
 
 
-_LAYER1: dict[tuple[str, int], tuple[torch.Tensor, ...]] = {}  # the explorer recomputes only what a control changes
-
-
+@functools.cache  # the explorer recomputes only what a control changes
 def _layer1(policy: str, n_pads: int) -> tuple[torch.Tensor, ...]:
-    """pad, layer 1's output under `policy`, the book's layer-2 output without junk, and W2 (cached)."""
-    if (policy, n_pads) not in _LAYER1:
-        ids, x, *_ = toy.qkv(toy.tokens(n_pads))
-        _, *W1 = toy.params()
-        W2 = layer2_params()
-        pad = ids == toy.PAD_ID
-        h1, _ = attention_layer(x, W1, pad, policy)
-        reference = attention_layer(attention_layer(x, W1, pad)[0], W2, pad)[0]   # the book, no junk
-        _LAYER1[policy, n_pads] = (pad, h1, reference, W2)
-    return _LAYER1[policy, n_pads]
+    """pad, layer 1's output under `policy`, the book's layer-2 output without junk, and W2."""
+    ids, x, *_ = toy.qkv(toy.tokens(n_pads))
+    _, *W1 = toy.params()
+    W2 = layer2_params()
+    pad = ids == toy.PAD_ID
+    h1, _ = attention_layer(x, W1, pad, policy)
+    reference = attention_layer(attention_layer(x, W1, pad)[0], W2, pad)[0]   # the book, no junk
+    return pad, h1, reference, W2
 
 
 def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int = 2) -> View:

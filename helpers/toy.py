@@ -35,7 +35,12 @@ def qkv(tokens: list[str]) -> tuple[torch.Tensor, ...]:
     return ids, x, x @ W_q, x @ W_k, x @ W_v
 
 
+def is_pad(tokens: list[str]) -> torch.Tensor:
+    """Bool (S,): True where the token is '<pad>'."""
+    return torch.tensor([t == "<pad>" for t in tokens])
+
+
 def question_cells(tokens: list[str]) -> torch.Tensor:
     """Bool (S, S): the '?' cells of the book's mask, pad query rows x real key columns."""
-    pad = torch.tensor([t == "<pad>" for t in tokens])
+    pad = is_pad(tokens)
     return pad[:, None] & ~pad[None, :]

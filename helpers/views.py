@@ -80,6 +80,11 @@ def _panels(views: tuple[View, ...]) -> list[Panel]:
     return panels
 
 
+def _caption(views: tuple[View, ...]) -> str:
+    """The views' legend lines, each once."""
+    return "    ".join(dict.fromkeys(v.caption for v in views if v.caption))
+
+
 def draw_view(*views: View) -> Figure:
     """The panels of `views` side by side in one matplotlib figure (captions below)."""
     panels = _panels(views)
@@ -103,7 +108,7 @@ def draw_view(*views: View) -> Figure:
             ax.get_yticklabels()[i].set_color(RED)
         for j in p.red_cols:
             ax.get_xticklabels()[j].set_color(RED)
-    caption = "    ".join(dict.fromkeys(v.caption for v in views if v.caption))  # each legend once
+    caption = _caption(views)
     if caption:
         fig.supxlabel(caption, fontsize=10, color="#404040")
     return fig
@@ -163,7 +168,7 @@ def panel_html(p: Panel) -> str:
 def view_html(*views: View) -> str:
     """The panels of `views` as HTML tables side by side (they wrap on a narrow screen), captions below."""
     panels = _panels(views)
-    caption = "    ".join(dict.fromkeys(v.caption for v in views if v.caption))
+    caption = _caption(views)
     legend = (f'<div style="color:#404040;font-size:0.85em;white-space:pre-wrap">{html.escape(caption)}</div>'
               if caption else "")
     return (f'<div class="explorer-view" style="font-size:15px;line-height:1.3;font-family:{FONTS}">'

@@ -49,6 +49,7 @@ def test_print_table(capsys):
 
 
 def test_question_cells_are_pad_rows_times_real_columns():
+    assert toy.is_pad(TOKENS).tolist() == [False, False, False, True, True]
     unsure = toy.question_cells(TOKENS)
     expected = torch.zeros(5, 5, dtype=torch.bool)
     expected[3:, :3] = True
