@@ -15,6 +15,7 @@ from helpers.masks import (
     to_sdpa_mask,
 )
 from helpers.plots import print_table, show_weights
+from helpers.versions import check_versions
 
 __all__ = [
     "AttentionSteps",
@@ -23,6 +24,7 @@ __all__ = [
     "causal_mask",
     "check_no_future_leak",
     "check_padding_invariance",
+    "check_versions",
     "fill_value",
     "from_hf_attention_mask",
     "key_padding_mask",
