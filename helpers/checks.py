@@ -188,8 +188,8 @@ def position_ids(key_padding_mask: torch.Tensor) -> torch.Tensor:
 
 
 def _takes_position_ids(fn: Attn) -> bool:
-    try:
-        return "position_ids" in inspect.signature(fn).parameters
+    try:   # a module's own signature is (*args, **kwargs): read its forward's
+        return "position_ids" in inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn).parameters
     except (TypeError, ValueError):  # no signature to read (some builtins)
         return False
 
