@@ -10,7 +10,7 @@ from helpers import versions
 
 def test_quiet_on_the_measured_versions(monkeypatch, capsys):
     monkeypatch.setattr(torch, "__version__", "2.13.0+cpu")
-    monkeypatch.setattr(versions, "MEASURED_PYTHON", "{0}.{1}".format(*__import__("sys").version_info))
+    monkeypatch.setattr(versions, "MEASURED_PYTHON", "{}.{}".format(*__import__("sys").version_info))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert versions.check_versions() == "2.13.0"
