@@ -37,10 +37,11 @@ def combined_mask(
             raise ValueError(f"key_padding_mask must have shape {want} (N, S), got {tuple(key_padding_mask.shape)}")
     if attn_mask is not None:
         _require_bool(attn_mask, "attn_mask")
-        try:
-            fits = torch.broadcast_shapes(attn_mask.shape, scores_shape) == scores_shape
-        except RuntimeError:
-            fits = False
+        # broadcastable: no more dims than the scores, each trailing dim 1 or equal (plain Python:
+        # torch.broadcast_shapes would import sympy, about a second per notebook)
+        dims = tuple(attn_mask.shape)
+        fits = len(dims) <= len(scores_shape) and all(
+            d in (1, n) for d, n in zip(reversed(dims), reversed(tuple(scores_shape)), strict=False))
         if not fits:
             raise ValueError(f"attn_mask must broadcast to the scores' shape {tuple(scores_shape)} (..., L, S), "
                              f"got {tuple(attn_mask.shape)}")

@@ -60,7 +60,7 @@ EXPECTED: dict[str, list[Move]] = {
     "02": [  # softmax_explorer
         Move("mask pad rows too", kind="checkbox", before="float32, fill -1e9, 2 pad(s), pad rows kept",
              after="pad rows masked: real rows give the pad keys weight 0; pad rows: every weight 0.2000 (1/5",
-             masked=16),  # 2 pad columns + 2 pad rows of the scores; the weights are not hatched
+             masked=32),  # 2 pad columns + 2 pad rows (16 cells), hatched in the scores and in the weights
         Move("fill", kind="dropdown", option="-inf", after="fill -inf, 2 pad(s), pad rows masked: real rows give "
              "the pad keys weight 0; pad rows are NaN on purpose"),
         Move("fill", kind="dropdown", option="-1e9", after="every weight 0.2000"),
