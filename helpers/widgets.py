@@ -3,7 +3,8 @@
 Each explorer has a view function (e.g. pad_cells_view) that computes what it shows; draw_view draws
 that as a static figure, and the explorer shows it as live HTML tables (helpers/views.py).
 The wiring shared by all of them is in helpers/explorer.py; each explorer lives beside its chapter's code:
-explore_padding.py (chapters 1-3), explore_mha.py (4-5), explore_conventions.py (6).
+explore_padding.py (chapters 1-3), explore_mha.py (4-5), explore_conventions.py (6),
+explore_fast_paths.py (7).
 """
 
 from helpers.explore_conventions import (
@@ -16,6 +17,14 @@ from helpers.explore_conventions import (
     ch6_weights,
     mask_convention_explorer,
     mask_convention_view,
+)
+from helpers.explore_fast_paths import (
+    FAST_MODES,
+    FAST_PATHS,
+    FAST_TOKENS,
+    fast_output,
+    fast_paths_explorer,
+    fast_paths_view,
 )
 from helpers.explore_mha import (
     CAUSAL_SEQUENCES,
@@ -46,9 +55,11 @@ from helpers.explorer import explorer
 from helpers.views import Panel, View, draw_view, view_html
 
 __all__ = [
-    "CAUSAL_SEQUENCES", "CH6_APIS", "CH6_CONVENTIONS", "CH6_TOKENS", "DTYPES", "FILLS", "JUNK", "KPM_LENGTHS",
+    "CAUSAL_SEQUENCES", "CH6_APIS", "CH6_CONVENTIONS", "CH6_TOKENS", "DTYPES", "FAST_MODES", "FAST_PATHS",
+    "FAST_TOKENS", "FILLS", "JUNK", "KPM_LENGTHS",
     "POLICIES", "Panel", "View", "attention_layer", "causal_explorer", "causal_toy", "causal_view", "ch6_convert",
-    "ch6_express", "ch6_intended", "ch6_weights", "draw_view", "explorer", "kpm_batch", "kpm_explorer",
+    "ch6_express", "ch6_intended", "ch6_weights", "draw_view", "explorer", "fast_output", "fast_paths_explorer",
+    "fast_paths_view", "kpm_batch", "kpm_explorer",
     "kpm_module", "kpm_view", "layer2_params", "mask_convention_explorer", "mask_convention_view",
     "pad_cells_explorer", "pad_cells_view", "pad_rows_explorer", "pad_rows_view", "softmax_explorer",
     "softmax_view", "view_html",

@@ -42,3 +42,17 @@ def test_bad_input_is_named(kwargs, error, message):
     with pytest.raises(error, match=message):
         show_weights(args.pop("matrix"), args.pop("rows"), args.pop("cols"), **args)
     plt.close("all")
+
+
+def test_one_value_scale_keeps_zero_lightest():
+    """A table whose unmasked cells are all 0 (e.g. an MHA mask passed to SDPA) must not paint 0 mid-blue."""
+    import numpy as np
+
+    from helpers.plots import CMAP, cell_colors
+
+    zeros = np.zeros((2, 2))
+    hidden = np.array([[False, True], [False, False]])
+    rgba, dark = cell_colors(zeros, hidden)
+    assert np.allclose(rgba[0, 0], CMAP(0.0)) and not dark.any()
+    rgba, _ = cell_colors(np.full((2, 2), 0.2), np.zeros((2, 2), dtype=bool))
+    assert np.allclose(rgba[0, 0], CMAP(0.2 / 1.2))  # scale 0 .. value + 1
