@@ -123,11 +123,16 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
                 caption="hatched: should be blocked    red frame: weight on a blocked key")
 
 
+LABEL = {"description_width": "5.5em"}  # room for "passed to"; each drop-down 30em wide for its longest option
+
+
 def mask_convention_explorer() -> widgets.VBox:
     """Mask convention x API x conversion x padding side -> the weights the API really computes."""
     controls = {
-        "convention": widgets.Dropdown(options=CH6_CONVENTIONS, value=CH6_CONVENTIONS[0], description="mask"),
-        "api": widgets.Dropdown(options=CH6_APIS, value=CH6_APIS[1], description="passed to"),
+        "convention": widgets.Dropdown(options=CH6_CONVENTIONS, value=CH6_CONVENTIONS[0], description="mask",
+                                       layout=widgets.Layout(width="30em"), style=LABEL),
+        "api": widgets.Dropdown(options=CH6_APIS, value=CH6_APIS[1], description="passed to",
+                                layout=widgets.Layout(width="30em"), style=LABEL),
         "convert": widgets.Checkbox(value=False, description="convert with helpers.masks"),
         "padding": widgets.ToggleButtons(options=list(CH6_TOKENS), value="right", description="padding"),
     }
