@@ -58,8 +58,8 @@ def cell_colors(matrix: np.ndarray, hidden: np.ndarray) -> tuple[np.ndarray, np.
     """
     shown = np.ma.masked_array(matrix, mask=hidden | ~np.isfinite(matrix))
     vmin, vmax = (float(shown.min()), float(shown.max())) if shown.count() else (0.0, 1.0)
-    if vmin == vmax:
-        vmin, vmax = vmin - 0.5, vmax + 0.5
+    if vmin == vmax:  # one value only: scale from 0, so that 0 reads as 0 (lightest), not as mid-blue
+        vmin, vmax = min(vmin, 0.0), max(vmax, 0.0) + 1.0
     scaled = (shown - vmin) / (vmax - vmin)
     rgba = CMAP(scaled)                       # masked entries get the 'bad' colour
     dark = (scaled > 0.6).filled(False)

@@ -117,3 +117,17 @@ def test_importing_helpers_leaves_matplotlib_settings_alone():
     env = dict(os.environ, PYTHONPATH=str(root))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_one_value_scale_keeps_zero_lightest():
+    """A table whose unmasked cells are all 0 (e.g. an MHA mask passed to SDPA) must not paint 0 mid-blue."""
+    import numpy as np
+
+    from helpers.plots import CMAP, cell_colors
+
+    zeros = np.zeros((2, 2))
+    hidden = np.array([[False, True], [False, False]])
+    rgba, dark = cell_colors(zeros, hidden)
+    assert np.allclose(rgba[0, 0], CMAP(0.0)) and not dark.any()
+    rgba, _ = cell_colors(np.full((2, 2), 0.2), np.zeros((2, 2), dtype=bool))
+    assert np.allclose(rgba[0, 0], CMAP(0.2 / 1.2))  # scale 0 .. value + 1

@@ -110,6 +110,19 @@ EXPECTED: dict[str, list[Move]] = {
              after="HF 0/1 cast to float -> F.scaled_dot_product_attention, right padding: LEAKS the future"),
         Move("padding", kind="toggle", option="left", after="left padding: LEAKS the future", masked=19),
     ],
+    "07": [  # fast_paths_explorer: 8 hatched cells = 2 pad rows x 4 output features
+        Move("mode", kind="dropdown", option="eval, grad on", before="MHA, need_weights=False, eval + no_grad, "
+             "left padding + causal: rows with no visible key [0, 1] -> NaN",
+             after="rows with no visible key [0, 1] -> out_proj.bias (0 before out_proj)", masked=8),
+        Move("path", kind="dropdown", option="nn.TransformerEncoder", after="nn.TransformerEncoder, eval, grad on, "
+             "left padding + causal: rows with no visible key [0, 1] -> ordinary values"),
+        Move("padding", kind="toggle", option="right",
+             after="right padding + causal: no row without a visible key; pad rows [3, 4] -> ordinary values"),
+        Move("causal mask", kind="checkbox", after="nn.TransformerEncoder, eval, grad on, right padding: "
+             "no row without a visible key; pad rows [3, 4] -> ordinary values", masked=8),
+        Move("mode", kind="dropdown", option="eval, frozen parameters, grad on",
+             after="pad rows [3, 4] -> exact zeros", masked=8),
+    ],
 }
 
 
