@@ -53,3 +53,15 @@ __all__ = [
     "pad_cells_explorer", "pad_cells_view", "pad_rows_explorer", "pad_rows_view", "softmax_explorer",
     "softmax_view", "view_html",
 ]
+
+# chapter 10: packing and the cost of padding (explore_packing.py)
+from helpers.explore_packing import (  # noqa: E402
+    BATCH_SIZES,
+    DISTRIBUTIONS,
+    STRATEGIES,
+    packing_explorer,
+    packing_view,
+    pool_lengths,
+)
+
+__all__ += ["BATCH_SIZES", "DISTRIBUTIONS", "STRATEGIES", "packing_explorer", "packing_view", "pool_lengths"]
