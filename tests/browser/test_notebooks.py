@@ -124,6 +124,17 @@ EXPECTED: dict[str, list[Move]] = {
              after="pad rows [3, 4] -> exact zeros", masked=8),
     ],
 }
+EXPECTED["10"] = [  # packing_explorer: the 8 sequences padded, bucketed, packed
+    Move("strategy", kind="toggle", option="bucket", before="log-normal lengths [8, 2, 1, 4, 1, 1, 4, 5], batch size "
+         "4, pad: 52 token slots for 26 tokens", after="batch size 4, bucket: 40 token slots for 26 tokens, wasted "
+         "35% of position-wise work and 53% of attention scores", masked=16),
+    Move("strategy", kind="toggle", option="pack", after="pack: 32 token slots for 26 tokens", masked=51),
+    Move("lengths", kind="dropdown", option="bimodal", after="bimodal lengths [8, 2, 1, 8, 1, 2, 7, 1], batch size 4, "
+         "pack: 32 token slots for 30 tokens, wasted 6% of position-wise work", masked=55),
+    Move("strategy", kind="toggle", option="pad", after="batch size 4, pad: 60 token slots for 30 tokens", masked=86),
+    Move("batch size", kind="toggle", option="1", after="batch size 1, pad: 30 token slots for 30 tokens, wasted 0%",
+         masked=28),
+]
 
 
 def stored_widget_count(path: Path) -> int:

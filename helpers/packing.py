@@ -1,0 +1,209 @@
+"""What padding costs, and the ways around it (chapter 10): waste counts, bucketing, packing, mask_mods.
+
+Counts are in "cells": one attention score (query, key) or one token through a position-wise layer.
+A batch of N sequences padded to L_max computes N * L_max**2 scores and N * L_max token rows;
+only sum(L_i**2) and sum(L_i) of them belong to real tokens (bidirectional attention, no causal saving).
+
+mask_mod functions follow torch.nn.attention.flex_attention: mask_mod(b, h, q_idx, kv_idx) -> bool,
+True = the query MAY attend the key (SDPA's convention, the opposite of helpers.masks').
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import torch
+
+MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def _check_lengths(lengths: Sequence[int], name: str = "lengths") -> list[int]:
+    if isinstance(lengths, torch.Tensor):
+        lengths = lengths.tolist()
+    if not isinstance(lengths, Sequence) or isinstance(lengths, str) or len(lengths) == 0:
+        raise TypeError(f"{name} must be a non-empty list of ints, got {lengths!r}")
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in lengths):
+        raise ValueError(f"{name} must hold ints >= 1 (one real length per sequence), got {list(lengths)}")
+    return list(lengths)
+
+
+def _check_positive(value: int, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+# --- counting the waste ---
+
+class Cost(NamedTuple):
+    """Work of one strategy on a set of sequences: useful (real tokens) vs computed."""
+
+    useful_attention: int       # sum(L_i**2): scores between real tokens of the same sequence
+    computed_attention: int     # scores actually computed (padding and other documents included)
+    useful_positionwise: int    # sum(L_i): real token rows through a position-wise layer
+    computed_positionwise: int  # token rows computed, pads included
+
+    @property
+    def wasted_attention(self) -> float:
+        """Fraction of the computed scores that are wasted."""
+        return 1 - self.useful_attention / self.computed_attention
+
+    @property
+    def wasted_positionwise(self) -> float:
+        """Fraction of the computed token rows that are wasted."""
+        return 1 - self.useful_positionwise / self.computed_positionwise
+
+
+def padded_cost(batches: Sequence[Sequence[int]]) -> Cost:
+    """Each batch (a list of lengths) padded to its own longest sequence: N * L_max**2 and N * L_max per batch."""
+    if not isinstance(batches, Sequence) or len(batches) == 0:
+        raise TypeError(f"batches must be a non-empty list of lists of lengths, got {batches!r}")
+    batches = [_check_lengths(b, "each batch") for b in batches]
+    return Cost(sum(n * n for b in batches for n in b), sum(len(b) * max(b) ** 2 for b in batches),
+                sum(n for b in batches for n in b), sum(len(b) * max(b) for b in batches))
+
+
+def packed_cost(rows: Sequence[Sequence[int]], row_len: int) -> Cost:
+    """Packed rows of row_len tokens (each row a list of lengths), attention with a dense (row_len, row_len) mask."""
+    _check_positive(row_len, "row_len")
+    rows = [_check_lengths(r, "each row") for r in rows]
+    if any(sum(r) > row_len for r in rows):
+        raise ValueError(f"every row must fit in row_len={row_len} tokens, got rows {rows}")
+    return Cost(sum(n * n for r in rows for n in r), len(rows) * row_len ** 2,
+                sum(n for r in rows for n in r), len(rows) * row_len)
+
+
+# --- three ways to batch the same sequences (each returns lists of sequence indices) ---
+
+def in_order(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Batches of batch_size sequences in arrival order (the last one may be smaller)."""
+    n = len(_check_lengths(lengths))
+    _check_positive(batch_size, "batch_size")
+    return [list(range(i, min(i + batch_size, n))) for i in range(0, n, batch_size)]
+
+
+def bucketed(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Bucketing: sort by length (stable), then batches of batch_size neighbours, so similar lengths share a batch."""
+    lengths = _check_lengths(lengths)
+    _check_positive(batch_size, "batch_size")
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def packed_rows(lengths: Sequence[int], row_len: int) -> list[list[int]]:
+    """Packing, first-fit decreasing: longest first, each into the first row with room; no sequence is split."""
+    lengths = _check_lengths(lengths)
+    _check_positive(row_len, "row_len")
+    if max(lengths) > row_len:
+        raise ValueError(f"row_len must be >= the longest sequence ({max(lengths)}), got {row_len}")
+    rows: list[list[int]] = []
+    free: list[int] = []
+    for i in sorted(range(len(lengths)), key=lambda i: -lengths[i]):
+        for r, room in enumerate(free):
+            if lengths[i] <= room:
+                rows[r].append(i)
+                free[r] -= lengths[i]
+                break
+        else:
+            rows.append([i])
+            free.append(row_len - lengths[i])
+    return rows
+
+
+def pick(lengths: Sequence[int], groups: list[list[int]]) -> list[list[int]]:
+    """The lengths of each group of indices (for padded_cost / packed_cost)."""
+    return [[lengths[i] for i in g] for g in groups]
+
+
+# --- one packed row: document ids, restarted positions, the document mask ---
+
+class PackedRow(NamedTuple):
+    document: torch.Tensor  # (T,) int64: which sequence each token of the row comes from
+    position: torch.Tensor  # (T,) int64: the token's position inside its own sequence (restarts at 0)
+
+
+def pack(lengths: Sequence[int]) -> PackedRow:
+    """Document ids and restarted positions for sequences of `lengths` concatenated into one row."""
+    lengths = _check_lengths(lengths)
+    sizes = torch.tensor(lengths)
+    document = torch.repeat_interleave(torch.arange(len(lengths)), sizes)
+    starts = torch.cumsum(sizes, 0) - sizes
+    return PackedRow(document, torch.arange(int(sizes.sum())) - starts[document])
+
+
+def document_mask(document: torch.Tensor, causal: bool = True) -> torch.Tensor:
+    """Bool (T, T), True = blocked (helpers.masks' convention): another document, or (causal) a later key."""
+    if not isinstance(document, torch.Tensor) or document.dim() != 1 or document.dtype.is_floating_point:
+        raise TypeError(f"document must be a 1-D integer tensor of document ids, got {document!r}")
+    blocked = document[:, None] != document[None, :]
+    if causal:
+        T = document.numel()
+        blocked |= torch.ones(T, T, dtype=torch.bool).triu(1)
+    return blocked
+
+
+# --- every mask of the series as a mask_mod (True = may attend) ---
+
+def causal_mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+    """Query q may see keys 0..q."""
+    return q_idx >= kv_idx
+
+
+def padding_mod(lengths: torch.Tensor) -> MaskMod:
+    """Batch item b may see its first lengths[b] keys (right padding)."""
+    def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        return kv_idx < lengths[b]
+    return mod
+
+
+def padding_causal_mod(lengths: torch.Tensor) -> MaskMod:
+    """Padding and causal together: a real key, not in the future."""
+    padding = padding_mod(lengths)
+
+    def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        return padding(b, h, q_idx, kv_idx) & (q_idx >= kv_idx)
+    return mod
+
+
+def sliding_window_mod(width: int) -> MaskMod:
+    """Causal, and at most width - 1 steps back: query q sees keys q - width + 1 .. q."""
+    _check_positive(width, "width")
+
+    def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        return (q_idx >= kv_idx) & (q_idx - kv_idx < width)
+    return mod
+
+
+def document_mod(document: torch.Tensor) -> MaskMod:
+    """Packing: same document AND causal."""
+    def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        return (document[q_idx] == document[kv_idx]) & (q_idx >= kv_idx)
+    return mod
+
+
+# --- lengths from a long-tailed distribution ---
+
+def lognormal_lengths(n: int, median: float, sigma: float, max_len: int, seed: int) -> list[int]:
+    """n lengths round(median * exp(sigma * z)), z ~ N(0, 1) from torch.Generator(seed), clipped to 1..max_len."""
+    _check_positive(n, "n")
+    _check_positive(max_len, "max_len")
+    if not median > 0 or not sigma >= 0:
+        raise ValueError(f"median must be > 0 and sigma >= 0, got median={median!r}, sigma={sigma!r}")
+    z = torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return (median * torch.exp(sigma * z)).round().clamp(1, max_len).long().tolist()
+
+
+def median_ms(fn: Callable[[], object], warmup: int = 3, repeats: int = 15) -> float:
+    """Median wall time of fn() in milliseconds, after `warmup` untimed calls. A measurement, never a test."""
+    _check_positive(repeats, "repeats")
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
