@@ -93,10 +93,11 @@ def padded_batch(prompts: tuple[str, ...] = PROMPTS, side: str = "left") -> tupl
 
 
 @cache
-def reference() -> torch.Tensor:
-    """(N, STEPS): each prompt generated alone, unpadded."""
+def reference() -> Generation:
+    """Each prompt generated alone, unpadded: tokens (N, STEPS) and logits (N, STEPS, vocab)."""
     model = trained_model().model
-    return torch.cat([generate(model, torch.tensor([encode(p)]), steps=STEPS).tokens for p in PROMPTS])
+    runs = [generate(model, torch.tensor([encode(p)]), steps=STEPS) for p in PROMPTS]
+    return Generation(torch.cat([r.tokens for r in runs]), torch.cat([r.logits for r in runs]), [])
 
 
 @cache
@@ -117,14 +118,17 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
         raise ValueError(f"step must be an int from 1 to {STEPS}, got {step!r}")
     run, ref = batched(padding, positions, mask, kv_cache), reference()
     ids, _ = padded_batch(PROMPTS, padding)
-    probs = run.logits.softmax(-1).gather(-1, run.tokens[..., None])[..., 0]   # (N, STEPS)
-    panels = []
-    for i, prompt in enumerate(PROMPTS):
-        wrong = run.tokens[i] != ref[i]
-        panels.append(Panel(probs[i:i + 1], [prompt + " →"], [TOKENS[t] for t in run.tokens[i].tolist()],
-                            title=f"item {i}: reference {decode(ref[i])}", framed=wrong[None], frame_color="#d62728",
-                            mark="×", red_cols=tuple(wrong.nonzero()[:, 0].tolist()), alert=bool(wrong.any()),
-                            xlabel="generated", ylabel="prompt"))
+    rows, probs, wrong = [], [], []
+    for i, prompt in enumerate(PROMPTS):                      # the reference, then this run, for each item
+        for label, gen in (("alone", ref), ("batch", run)):
+            rows.append(f"{label}  {prompt} → {decode(gen.tokens[i])}")
+            probs.append(gen.logits[i].softmax(-1).gather(-1, gen.tokens[i][:, None])[:, 0])
+            wrong.append(gen.tokens[i] != ref.tokens[i])
+    wrong_rows = tuple(r for r, w in enumerate(wrong) if w.any())
+    panels = [Panel(torch.stack(probs), rows, [f"+{j + 1}" for j in range(STEPS)],
+                    title="continuations: each prompt alone and in the batch", framed=torch.stack(wrong),
+                    frame_color="#d62728", mark="×", red_rows=wrong_rows, alert=bool(wrong_rows),
+                    xlabel="new token", ylabel="")]
     seq = torch.cat([ids, run.tokens], 1)[:, :ids.shape[1] + step - 1]          # the keys at this step
     weights, pads = run.weights[step - 1], seq == PAD_ID
     leak = pads & (weights > 0.005)
@@ -132,12 +136,12 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
                         title=f"step {step}: the newest query's attention\n(last block, mean over heads)",
                         masked=pads, framed=leak, frame_color="#d62728", mark="!", alert=bool(leak.any()),
                         xlabel="key slot", ylabel="item (its keys)"))
-    same = int((run.tokens == ref).all(1).sum())
+    same = int((run.tokens == ref.tokens).all(1).sum())
     summary = (f"padding {padding}, positions {positions}, mask {mask}, KV cache {'on' if kv_cache else 'off'}: "
                f"{same}/{len(PROMPTS)} items match the reference; step {step}: weight on pads "
                f"{float(weights[pads].sum()) if pads.any() else 0.0:.2f}")
-    return View(tuple(panels), summary, caption="numbers: probability of each chosen token; ×: differs from the "
-                "reference    hatched: a pad key (_)    !: weight on a pad")
+    return View(tuple(panels), summary, caption="numbers: the probability of each chosen token    ×: differs from "
+                "the prompt alone    hatched: a pad key (_)    !: weight on a pad")
 
 
 def generation_explorer() -> widgets.VBox:

@@ -53,3 +53,8 @@ __all__ = [
     "pad_cells_explorer", "pad_cells_view", "pad_rows_explorer", "pad_rows_view", "softmax_explorer",
     "softmax_view", "view_html",
 ]
+
+# Chapter 9 (helpers/explore_generation.py): batched generation with helpers.tiny_lm.
+from helpers.explore_generation import generation_explorer, generation_view  # noqa: E402
+
+__all__ += ["generation_explorer", "generation_view"]
