@@ -139,7 +139,7 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
     same = int((run.tokens == ref.tokens).all(1).sum())
     summary = (f"padding {padding}, positions {positions}, mask {mask}, KV cache {'on' if kv_cache else 'off'}: "
                f"{same}/{len(PROMPTS)} items match the reference; step {step}: weight on pads "
-               f"{float(weights[pads].sum()) if pads.any() else 0.0:.2f}")
+               f"{float(weights[pads].sum()):.2g}")
     return View(tuple(panels), summary, caption="numbers: the probability of each chosen token    ×: differs from "
                 "the prompt alone    hatched: a pad key (_)    !: weight on a pad")
 
