@@ -123,6 +123,16 @@ EXPECTED: dict[str, list[Move]] = {
         Move("mode", kind="dropdown", option="eval, frozen parameters, grad on",
              after="pad rows [3, 4] -> exact zeros", masked=8),
     ],
+    "09": [  # generation_explorer: mask prompt only -> step 3 -> naive positions -> right padding -> no cache
+        Move("mask", kind="dropdown", option="prompt only", before="padding left, positions from the mask, mask every "
+             "step, KV cache on: 3/3 items match the reference; step 2: weight on pads 0",
+             after="mask prompt only, KV cache on: 3/3 items match the reference; step 2", masked=4),
+        Move("step", presses=1, after="mask prompt only, KV cache on: 3/3 items match the reference; step 3"),
+        Move("position ids", kind="dropdown", option="naive (left edge)",
+             after="positions naive (left edge), mask prompt only, KV cache on: 1/3 items match"),
+        Move("padding", kind="toggle", option="right", after="padding right, positions naive (left edge)", masked=4),
+        Move("KV cache", kind="checkbox", after="KV cache off: 1/3 items match"),
+    ],
 }
 EXPECTED["10"] = [  # packing_explorer: the 8 sequences padded, bucketed, packed
     Move("strategy", kind="toggle", option="bucket", before="log-normal lengths [8, 2, 1, 4, 1, 1, 4, 5], batch size "
