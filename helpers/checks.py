@@ -45,6 +45,11 @@ Trials: random lengths, at least one real token per item. padding_side="both" (t
 twice, right-padded (pads last) and left-padded (pads first, as in batched generation), on the same tokens.
 Only real-token outputs are compared: what a module writes at pad positions is not specified. Messages name
 positions in the padded batch as the module saw it ("left-padded to 5: ... real position 3").
+Left padding with a causal mask leaves each pad query row with no visible key. A stack of two or more
+nn.MultiheadAttention-based layers (measured: nn.TransformerEncoder, 2 layers, eval) returns NaN there, and the
+next layer carries that NaN into every real row (weight 0 * value NaN): the check reports "returned NaN". That is
+a real failure of the stack under left padding, not of the check; a finite fill (finfo.min) or cleaning the pad
+rows between layers fixes it.
 Tolerance: outputs a, b agree when |a - b| <= atol + rtol * scale elementwise, b from the reference run (the
 padded batch, or the unedited one), as in torch.isclose except that scale is the largest |b| in the same output
 vector (all features at that position), so that an element near 0 after cancellation is held to its vector's
