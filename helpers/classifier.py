@@ -205,15 +205,44 @@ class Classifier(nn.Module):
 
 @contextlib.contextmanager
 def deterministic(threads: int = 1) -> Iterator[None]:
-    """Deterministic kernels and a fixed thread count inside the block; the previous settings after it."""
+    """Deterministic kernels and a fixed thread count inside the block; the previous settings after it.
+
+    The flag is the one torch.use_deterministic_algorithms(True) sets for eager PyTorch. We set it through
+    torch._C because the public function also imports torch.compile's inductor (to set its flag too), which
+    takes 2-10 s on this machine; nothing here is compiled. torch.are_deterministic_algorithms_enabled() reads it.
+    """
     old_threads, old_flag = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(True)
+    torch._C._set_deterministic_algorithms(True)
     try:
         yield
     finally:
-        torch.use_deterministic_algorithms(old_flag)
+        torch._C._set_deterministic_algorithms(old_flag)
         torch.set_num_threads(old_threads)
+
+
+class Adam:
+    """torch.optim.Adam's update (Kingma & Ba), written out, with a learning rate set per step.
+
+    Why not torch.optim: the first step() of any torch.optim optimizer imports torch._dynamo and sympy,
+    which takes 2-10 s here, longer than the training itself.
+    """
+
+    def __init__(self, params: Sequence[torch.Tensor], betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        self.params = list(params)
+        self.betas, self.eps, self.t = betas, eps, 0
+        self.m = [torch.zeros_like(p) for p in self.params]   # running mean of the gradients
+        self.v = [torch.zeros_like(p) for p in self.params]   # running mean of their squares
+
+    @torch.no_grad()
+    def step(self, lr: float) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        for p, m, v in zip(self.params, self.m, self.v, strict=True):
+            m.mul_(b1).add_(p.grad, alpha=1 - b1)
+            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+            p.addcdiv_(m / (1 - b1 ** self.t), (v / (1 - b2 ** self.t)).sqrt_().add_(self.eps), value=-lr)
+            p.grad = None
 
 
 class History(NamedTuple):
@@ -266,7 +295,7 @@ def accuracy(model: Classifier, examples: Sequence[Example], pad_to: int | None 
 
 def train(masked: bool, *, epochs: int = EPOCHS, seed: int = SEED, pad_to: int = MAX_LEN,
           progress: Callable[[], None] | None = None, report: Callable[[str], None] | None = None) -> Trained:
-    """Train a Classifier: Adam (learning rate decaying linearly to 0), cross-entropy on the <cls> logits,
+    """Train a Classifier: Adam (learning rate falling linearly to 0), cross-entropy on the <cls> logits,
     batches of 32 in a seeded order.
 
     masked=True: the book's key mask, each batch padded to its longest sentence.
@@ -280,8 +309,7 @@ def train(masked: bool, *, epochs: int = EPOCHS, seed: int = SEED, pad_to: int =
     with deterministic():
         torch.manual_seed(seed)
         model = Classifier(masked=masked)
-        optimizer = torch.optim.Adam(model.parameters(), lr=LR, fused=True)
-        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / steps)
+        optimizer = Adam(list(model.parameters()))
         order = torch.Generator().manual_seed(seed)
         for epoch in range(epochs):
             model.train()
@@ -292,10 +320,8 @@ def train(masked: bool, *, epochs: int = EPOCHS, seed: int = SEED, pad_to: int =
                 labels = torch.tensor([e.label for e in batch])
                 logits, _ = model(encode([e.tokens for e in batch], fixed))
                 loss = F.cross_entropy(logits, labels)
-                optimizer.zero_grad()
                 loss.backward()
-                optimizer.step()
-                schedule.step()
+                optimizer.step(lr=LR * (1 - optimizer.t / steps))
                 history.step_loss.append(loss.item())
                 total += loss.item() * len(batch)
                 correct += int((logits.argmax(-1) == labels).sum())

@@ -3,7 +3,7 @@
 Each explorer has a view function (e.g. pad_cells_view) that computes what it shows; draw_view draws
 that as a static figure, and the explorer shows it as live HTML tables (helpers/views.py).
 The wiring shared by all of them is in helpers/explorer.py; each explorer lives beside its chapter's code:
-explore_padding.py (chapters 1-3), explore_mha.py (4-5), explore_conventions.py (6).
+explore_padding.py (chapters 1-3), explore_mha.py (4-5), explore_conventions.py (6), explore_classifier.py (8).
 """
 
 from helpers.explore_conventions import (
@@ -53,3 +53,9 @@ __all__ = [
     "pad_cells_explorer", "pad_cells_view", "pad_rows_explorer", "pad_rows_view", "softmax_explorer",
     "softmax_view", "view_html",
 ]
+
+# Chapter 8 (appended): the two trained classifiers, helpers/explore_classifier.py.
+from helpers.explore_classifier import MASK_MODES, classifier_explorer, classifier_view, highlight_html  # noqa: E402
+from helpers.explore_classifier import SENTENCES as CLASSIFIER_SENTENCES  # noqa: E402
+
+__all__ += ["CLASSIFIER_SENTENCES", "MASK_MODES", "classifier_explorer", "classifier_view", "highlight_html"]

@@ -107,6 +107,15 @@ EXPECTED: dict[str, list[Move]] = {
              after="HF 0/1 cast to float -> F.scaled_dot_product_attention, right padding: LEAKS the future"),
         Move("padding", kind="toggle", option="left", after="left padding: LEAKS the future", masked=19),
     ],
+    "08": [  # classifier_explorer: pad to 20 -> 24, mask off, pad to 12 (refused), 13
+        Move("pad to", presses=4, before="pad to 20, mask as trained: masked model (with mask): negative",
+             after="pad to 24, mask as trained: masked model (with mask): negative, P(positive) 0.00 (same as its "
+             "unpadded 0.00)", masked=22),  # the masked model's 2 rows x 11 pad keys
+        Move("mask", kind="toggle", option="off for both",
+             after="pad to 24, mask off for both: masked model (without mask)", masked=0),
+        Move("pad to", presses=-12, refused=True, after=REFUSED + "this sentence has 13 tokens with <cls>"),
+        Move("pad to", presses=1, after="pad to 13, mask off for both: masked model (without mask)", masked=0),
+    ],
 }
 
 
