@@ -12,7 +12,7 @@ $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e ".[notebooks]"
 	touch $@
 
 # JupyterLab on 127.0.0.1 with a random token (printed in the URL), no browser needed.
@@ -21,15 +21,16 @@ lab: $(STAMP)
 		--ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/00_start_here.ipynb
 
 lint: $(STAMP)
-	$(BIN)/ruff check helpers tests notebooks benchmarks
+	$(BIN)/ruff check helpers tests notebooks benchmarks tools
 
 # One pytest call: unit tests, browser tests and every notebook through nbval.
 test: lint
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/sanitize.cfg -q
 
+# Unit tests only (no browser, no notebooks).
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests -q
+	$(BIN)/python -m pytest tests -q -m "not browser"
 
 # Re-run every chapter in order from a fresh kernel and store its outputs (do this before committing one).
 execute: $(STAMP)

@@ -72,6 +72,14 @@ def attention_steps(
             raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
         if t.dim() < 2:
             raise ValueError(f"{name} must have shape (..., length, features), got {tuple(t.shape)}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must have the same dtype, got q {q.dtype}, k {k.dtype} and v {v.dtype}")
+    if q.shape[-1] == 0:
+        raise ValueError(f"q and k must have at least one feature (E >= 1: scores divide by sqrt(E)), "
+                         f"got q {tuple(q.shape)}")
+    if k.shape[-2] == 0:
+        raise ValueError(f"k and v must hold at least one key (S >= 1: softmax over no keys is undefined), "
+                         f"got k {tuple(k.shape)}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same feature size E, got q {tuple(q.shape)} and k {tuple(k.shape)}")
     if k.shape[:-1] != v.shape[:-1]:

@@ -1,4 +1,5 @@
-"""One canonical heatmap for attention tables, with token labels on both axes."""
+"""One canonical heatmap for attention tables (show_weights), its text twin (print_table),
+and the colour scale and number format the explorers' HTML tables share with them."""
 
 from __future__ import annotations
 
@@ -8,13 +9,17 @@ from collections.abc import Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
-import matplotlib_fontja  # noqa: F401  (registers a Japanese font so 犬 猫 鳥 render)
 import numpy as np
 import torch
 from matplotlib.collections import PatchCollection
 from matplotlib.patches import Rectangle
 
-matplotlib.rcParams.update({"font.size": 12, "axes.titlesize": 14, "figure.dpi": 100})
+with plt.rc_context():  # matplotlib_fontja registers a Japanese font, then makes it global: keep only the font
+    import matplotlib_fontja  # noqa: F401
+
+# The series' figure style (the Japanese font so 犬 猫 鳥 render, 12 pt cells for projectors), applied with
+# plt.rc_context inside the plotting functions: importing helpers never changes your matplotlib settings.
+STYLE = {"font.family": "IPAexGothic", "font.size": 12, "axes.titlesize": 14, "figure.dpi": 100}
 CMAP = matplotlib.colormaps["Blues"].with_extremes(bad="#d9d9d9")  # masked and non-finite cells: grey
 
 
@@ -61,6 +66,38 @@ def cell_colors(matrix: np.ndarray, hidden: np.ndarray) -> tuple[np.ndarray, np.
     return rgba, np.asarray(dark)
 
 
+def _checked_table(matrix: object, rows: object, cols: object, fmt: object) -> np.ndarray:
+    """show_weights' and print_table's arguments checked; the matrix as a float (L, S) numpy array."""
+    if isinstance(matrix, torch.Tensor):
+        matrix = matrix.detach().float().cpu().numpy()
+    try:
+        matrix = np.asarray(matrix, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"matrix must be a torch.Tensor or numpy array of numbers, got {type(matrix).__name__}") \
+            from None
+    if matrix.ndim != 2:
+        raise ValueError(f"matrix must be 2-D (L, S), got shape {matrix.shape}")
+    if matrix.size == 0:
+        raise ValueError(f"matrix must have at least one row and one column, got shape {matrix.shape}")
+    for name, labels, n, what in (("rows", rows, matrix.shape[0], "query row"), ("cols", cols, matrix.shape[1],
+                                                                                "key column")):
+        if isinstance(labels, str) or not isinstance(labels, Sequence):
+            raise TypeError(f"{name} must be a list of str labels (one per {what}), got {type(labels).__name__} "
+                            f"{labels!r}")
+        if len(labels) != n:
+            raise ValueError(f"{name} must have {n} labels (one per {what}), got {len(labels)}")
+        bad = next((label for label in labels if not isinstance(label, str)), None)
+        if bad is not None:
+            raise TypeError(f"{name} must hold str labels, got {type(bad).__name__} {bad!r}")
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format spec str for a float, like '.2f', got {type(fmt).__name__}")
+    try:
+        format(0.5, fmt)
+    except ValueError:
+        raise ValueError(f"fmt must be a format spec for a float, like '.2f', got {fmt!r}") from None
+    return matrix
+
+
 def show_weights(
     matrix: torch.Tensor | np.ndarray,
     rows: Sequence[str],
@@ -77,20 +114,21 @@ def show_weights(
     masked: bool, broadcastable to (L, S), True = masked; those cells are greyed and hatched.
     The colour scale uses only finite, unmasked cells, so a -1e9 fill does not wash it out.
     """
-    if isinstance(matrix, torch.Tensor):
-        matrix = matrix.detach().float().cpu().numpy()
-    matrix = np.asarray(matrix, dtype=float)
-    if matrix.ndim != 2:
-        raise ValueError(f"matrix must be 2-D (L, S), got shape {matrix.shape}")
+    matrix = _checked_table(matrix, rows, cols, fmt)
     L, S = matrix.shape
-    if len(rows) != L:
-        raise ValueError(f"rows must have {L} labels (one per query row), got {len(rows)}")
-    if len(cols) != S:
-        raise ValueError(f"cols must have {S} labels (one per key column), got {len(cols)}")
     hidden = as_hidden(masked, (L, S))
-    if ax is None:
-        _, ax = plt.subplots(figsize=(1.0 + 0.9 * S, 0.8 + 0.75 * L))
+    with plt.rc_context(STYLE):
+        if ax is None:
+            _, ax = plt.subplots(figsize=(1.0 + 0.9 * S, 0.8 + 0.75 * L))
+        _draw_table(ax, matrix, rows, cols, hidden, fmt, title)
+    return ax
 
+
+def _draw_table(ax: plt.Axes, matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], hidden: np.ndarray,
+                fmt: str, title: str | None) -> None:
+    """show_weights' drawing, inside its rc_context; fonts are set explicitly on `ax`, which may predate it."""
+    L, S = matrix.shape
+    font = {"fontfamily": STYLE["font.family"]}
     rgba, dark = cell_colors(matrix, hidden)
     ax.imshow(rgba, aspect="auto")
 
@@ -101,17 +139,17 @@ def show_weights(
     for i in range(L):
         for j in range(S):
             ax.text(j, i, format_cell(matrix[i, j], fmt), ha="center", va="center",
-                    color="white" if dark[i, j] else "black", fontsize=12)
+                    color="white" if dark[i, j] else "black", fontsize=12, **font)
 
     ax.set_xticks(range(S), labels=list(cols))
     ax.set_yticks(range(L), labels=list(rows))
-    ax.set_xlabel("key", labelpad=8)
-    ax.set_ylabel("query")
-    ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax.set_xlabel("key", labelpad=8, fontsize="medium", **font)
+    ax.set_ylabel("query", fontsize="medium", **font)
+    ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False, labelsize="medium",
+                   labelfontfamily=STYLE["font.family"])
     ax.xaxis.set_label_position("top")
     if title:
-        ax.set_title(title, pad=12)
-    return ax
+        ax.set_title(title, pad=12, fontsize=STYLE["axes.titlesize"], **font)
 
 
 def _align(text: str, width: int, left: bool = False) -> str:
@@ -121,11 +159,9 @@ def _align(text: str, width: int, left: bool = False) -> str:
     return text + gap if left else gap + text
 
 
-def print_table(matrix: torch.Tensor, rows: list[str], cols: list[str], fmt: str = ".2f") -> None:
+def print_table(matrix: torch.Tensor | np.ndarray, rows: Sequence[str], cols: Sequence[str], fmt: str = ".2f") -> None:
     """Print an (L, S) table with token labels; -1e9, -inf and NaN in short form (as in show_weights)."""
-    if matrix.dim() != 2 or matrix.shape != (len(rows), len(cols)):
-        raise ValueError(f"matrix must be 2-D ({len(rows)}, {len(cols)}) to match the labels, "
-                         f"got {tuple(matrix.shape)}")
+    matrix = _checked_table(matrix, rows, cols, fmt)
     print(_align("", 6, left=True) + "".join(_align(c, 8) for c in cols))
     for label, row in zip(rows, matrix.tolist(), strict=True):
         print(_align(label, 6, left=True) + "".join(_align(format_cell(v, fmt), 8) for v in row))

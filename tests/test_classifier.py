@@ -3,9 +3,8 @@
 import pytest
 import torch
 
-from helpers import classifier, widgets
-from helpers.explorer import REFUSED
-from helpers.views import view_html
+from helpers import classifier, explorers
+from helpers.explorers.base import REFUSED, view_html
 
 
 def test_label_rule_and_twins():
@@ -75,32 +74,33 @@ def test_trained_models_masked_invariant_unmasked_not():
 
 
 def test_classifier_view_and_explorer():
-    view = widgets.classifier_view(widgets.CLASSIFIER_SENTENCES[1], pad_to=12, mask="as trained")
+    view = explorers.classifier_view(explorers.CLASSIFIER_SENTENCES[1], pad_to=12, mask="as trained")
     panel = view.panels[0]
     assert panel.matrix.shape == (4, 12) and list(panel.cols[:5]) == ["<cls>", "猫", "が", "嫌い", "じゃない"]
     assert panel.masked[:2, 5:].all() and not panel.masked[2:].any()             # masked model: pads hatched
     assert (panel.matrix[:2, 5:] == 0).all() and (panel.matrix[2:, 5:] > 0).all()
     assert view.summary.startswith("pad to 12, mask as trained: masked model (with mask): positive")
     assert "True label: positive" in view.summary and view_html(view).count('class="masked"') == 14
-    off = widgets.classifier_view(widgets.CLASSIFIER_SENTENCES[1], pad_to=12, mask="off for both")
+    off = explorers.classifier_view(explorers.CLASSIFIER_SENTENCES[1], pad_to=12, mask="off for both")
     assert not off.panels[0].masked.any() and "masked model (without mask)" in off.summary
     with pytest.raises(ValueError, match="pad it to a length from 5 to 32"):
-        widgets.classifier_view(widgets.CLASSIFIER_SENTENCES[1], pad_to=4)
+        explorers.classifier_view(explorers.CLASSIFIER_SENTENCES[1], pad_to=4)
     with pytest.raises(ValueError, match="mask must be one of"):
-        widgets.classifier_view(mask="sometimes")
+        explorers.classifier_view(mask="sometimes")
 
-    box = widgets.classifier_explorer()
-    controls = {c.description: c for c in box.children[0].children}
+    box = explorers.classifier_explorer()
+    assert explorers.EXPLORERS["08"] == (explorers.classifier_explorer,)
+    controls = {c.description: c for c in box.controls.values()}
     assert set(controls) == {"sentence", "pad to", "mask"}
-    before = box.children[1].value
+    before = box.summary.value
     controls["pad to"].value = 24
-    assert box.children[1].value != before and box.children[1].value.startswith("pad to 24, mask as trained")
-    controls["sentence"].value = widgets.CLASSIFIER_SENTENCES[7]
+    assert box.summary.value != before and box.summary.value.startswith("pad to 24, mask as trained")
+    controls["sentence"].value = explorers.CLASSIFIER_SENTENCES[7]
     controls["pad to"].value = 10
-    assert box.children[1].value.startswith(REFUSED) and box.children[2].value == ""
+    assert box.summary.value.startswith(REFUSED) and box.tables.value == ""
 
 
 def test_highlight_html_escapes_and_shades():
-    html = widgets.highlight_html(["<cls>", "犬"], torch.tensor([1.0, 0.0]), title="a & b")
+    html = explorers.highlight_html(["<cls>", "犬"], torch.tensor([1.0, 0.0]), title="a & b")
     assert "&lt;cls&gt;" in html and "a &amp; b" in html
     assert "rgb(255,0,0)" in html and "rgb(255,255,255)" in html

@@ -10,8 +10,7 @@ import ipywidgets as widgets
 import torch
 
 from helpers import classifier
-from helpers.explorer import explorer
-from helpers.views import Panel, View
+from helpers.explorers.base import Explorer, Panel, View, explorer
 
 # Test sentences to pick from (without <cls>): short and long, negated or not, one clause or two.
 SENTENCES = (
@@ -84,7 +83,7 @@ def classifier_view(sentence: str = SENTENCES[5], pad_to: int = 20, mask: str = 
                 caption="each row: the <cls> query's weights over the keys    hatched: masked pad keys (weight 0)")
 
 
-def classifier_explorer() -> widgets.VBox:
+def classifier_explorer() -> Explorer:
     """Sentence, pad length and the mask at inference -> both trained models' predictions and <cls> attention."""
     controls = {
         "sentence": widgets.Dropdown(options=[(sentence_label(s), s) for s in SENTENCES], value=SENTENCES[5],
