@@ -1,0 +1,55 @@
+"""Time chapter 8's training (helpers.classifier.train): each model, a few runs, median wall and CPU seconds.
+
+Run: .venv/bin/python benchmarks/bench_training.py [--runs 3]
+     taskset -c 0 .venv/bin/python benchmarks/bench_training.py   # one core only
+
+The first run in a fresh process also pays one-time costs (lazy imports, first kernel calls): it is shown
+apart and left out of the median. Training itself uses one thread (classifier.deterministic), so the
+figures say how long the chapter's two training cells take; the target is under 10 s per model on 2 cores.
+This is a measurement, not a test: the numbers depend on the machine and its load (printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+from helpers import classifier
+
+TARGET_S = 10.0
+
+
+def time_once(masked: bool) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, final test accuracy) of one training run."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    run = classifier.train(masked)
+    return time.perf_counter() - wall, time.process_time() - cpu, run.history.test_acc[-1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per model after the first (default 3)")
+    args = parser.parse_args()
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    print(f"training {classifier.EPOCHS} epochs x {classifier.TRAIN_SIZE // classifier.BATCH + 1} batches "
+          f"of {classifier.BATCH}; CPUs allowed: {cpus}; load average {os.getloadavg()[0]:.2f}")
+    first = {masked: time_once(masked) for masked in (True, False)}
+    print(f"{'model':10} {'first s':>8} {'median s':>9} {'cpu s':>6} {'min s':>6} {'max s':>6} {'test acc':>8}"
+          f"  under {TARGET_S:g} s?")
+    for masked in (True, False):
+        runs = [time_once(masked) for _ in range(args.runs)]
+        walls = [w for w, _, _ in runs]
+        median = statistics.median(walls)
+        print(f"{'masked' if masked else 'unmasked':10} {first[masked][0]:>8.2f} {median:>9.2f} "
+              f"{statistics.median(c for _, c, _ in runs):>6.2f} {min(walls):>6.2f} {max(walls):>6.2f} "
+              f"{runs[-1][2]:>8.2f}  {'yes' if median < TARGET_S else 'NO'}")
+    print(f"(wall seconds; cpu = this process's CPU time, less sensitive to other load; "
+          f"load average now {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

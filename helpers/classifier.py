@@ -1,0 +1,364 @@
+"""Chapter 8: a tiny copy of the book's Transformer classifier, a synthetic Japanese sentiment task, and training.
+
+The model follows the structure of the book's sentiment classifier (Ogawa, "つくりながら学ぶ! PyTorchによる発展
+ディープラーニング", chapter 7, a public repository: YutaroOgawa/pytorch_advanced): embedding, sinusoidal positional
+encoding (the embedding scaled by sqrt(d_model)), two pre-norm encoder blocks with a single-head attention that
+masks with masked_fill(mask == 0, -1e9), a feed-forward net, and a linear head on position 0 (<cls>).
+The code is our own. Differences: the embedding is learned (the book loads frozen word vectors), no dropout,
+and a far smaller size (d_model 32, feed-forward 64).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import random
+from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# --- the data: synthetic Japanese sentiment ---
+
+NOUNS = ("犬", "猫", "鳥", "魚", "馬")                # dog, cat, bird, fish, horse
+GLOSS = {"犬": "dog", "猫": "cat", "鳥": "bird", "魚": "fish", "馬": "horse", "と": "and", "が": "(subject)",
+         "とても": "very", "好き": "like", "嫌い": "dislike", "じゃない": "not", "けど": "but"}
+SPECIALS = ("<unk>", "<pad>", "<cls>")
+VOCAB = {token: i for i, token in enumerate(SPECIALS + tuple(GLOSS))}
+PAD_ID, CLS_ID = VOCAB["<pad>"], VOCAB["<cls>"]
+MAX_LEN = 20      # the longest sentence, <cls> included
+POSITIVE, NEGATIVE = 1, 0
+
+
+class Example(NamedTuple):
+    tokens: tuple[str, ...]   # starts with <cls>
+    label: int                # 1 = positive, 0 = negative
+
+
+def clause(rng: random.Random) -> tuple[list[str], int]:
+    """One clause, e.g. 犬 と 猫 が とても 好き じゃない ('not very fond of dogs and cats'), and its feeling."""
+    nouns = rng.sample(NOUNS, rng.randint(1, 3))
+    words = [w for noun in nouns for w in ("と", noun)][1:] + ["が"]
+    if rng.random() < 0.5:
+        words.append("とても")
+    liked = rng.random() < 0.5
+    words.append("好き" if liked else "嫌い")
+    negated = rng.random() < 0.5
+    if negated:
+        words.append("じゃない")
+    return words, int(liked != negated)
+
+
+def make_example(rng: random.Random, two_clauses: bool) -> tuple[Example, Example | None]:
+    """A sentence <cls> clause [けど clause]; its label is the feeling of the LAST clause.
+
+    For two clauses, also returns the twin: the same clauses in the other order (same words, maybe another label).
+    """
+    words_1, feeling_1 = clause(rng)
+    if not two_clauses:
+        return Example(("<cls>", *words_1), feeling_1), None
+    words_2, feeling_2 = clause(rng)
+    return (Example(("<cls>", *words_1, "けど", *words_2), feeling_2),
+            Example(("<cls>", *words_2, "けど", *words_1), feeling_1))
+
+
+def make_dataset(n: int, seed: int, twins: bool = False) -> list[Example]:
+    """n sentences (half with two clauses), seeded. twins=True: every two-clause sentence comes with its twin."""
+    if not isinstance(n, int) or n < 2:
+        raise ValueError(f"n must be an int >= 2, got {n!r}")
+    rng = random.Random(seed)
+    examples: list[Example] = []
+    while len(examples) < n:
+        example, twin = make_example(rng, two_clauses=len(examples) % 4 >= 2)
+        examples.append(example)
+        if twins and twin is not None and len(examples) < n:
+            examples.append(twin)
+    return examples
+
+
+def label_of(tokens: Sequence[str]) -> int:
+    """The task's rule, read off the tokens: the feeling (好き 1, 嫌い 0) of the last clause, flipped by じゃない."""
+    feelings = [i for i, t in enumerate(tokens) if t in ("好き", "嫌い")]
+    if not feelings:
+        raise ValueError(f"tokens must hold 好き or 嫌い (a feeling), got {' '.join(tokens)!r}")
+    last = feelings[-1]
+    negated = last + 1 < len(tokens) and tokens[last + 1] == "じゃない"
+    return int((tokens[last] == "好き") != negated)
+
+
+def encode(sentences: Sequence[Sequence[str]], pad_to: int | None = None) -> torch.Tensor:
+    """Token ids (N, S), right-padded with <pad> to pad_to (default: the longest sentence)."""
+    longest = max(len(s) for s in sentences)
+    S = longest if pad_to is None else pad_to
+    if S < longest:
+        raise ValueError(f"pad_to must be >= the longest sentence ({longest} tokens), got {pad_to}")
+    unknown = sorted({t for s in sentences for t in s if t not in VOCAB})
+    if unknown:
+        raise ValueError(f"unknown token(s) {unknown}; the vocabulary is {list(VOCAB)}")
+    return torch.tensor([[VOCAB[t] for t in s] + [PAD_ID] * (S - len(s)) for s in sentences])
+
+
+def bag_of_words(sentences: Sequence[Sequence[str]]) -> torch.Tensor:
+    """Word counts (N, V): what a bag-of-words model sees. Order is gone."""
+    counts = torch.zeros(len(sentences), len(VOCAB))
+    for i, s in enumerate(sentences):
+        for t in s:
+            counts[i, VOCAB[t]] += 1
+    return counts
+
+
+# --- the model: the book's structure, small ---
+
+def positional_encoding(max_len: int, d_model: int) -> torch.Tensor:
+    """(max_len, d_model) sinusoids: sin at even features, cos at odd ones (Vaswani et al.)."""
+    position = torch.arange(max_len, dtype=torch.float32)[:, None]
+    frequency = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+    pe = torch.zeros(max_len, d_model)
+    pe[:, 0::2] = torch.sin(position * frequency)
+    pe[:, 1::2] = torch.cos(position * frequency)
+    return pe
+
+
+PAD_ROWS = ("leave", "uniform", "zero")  # what to do with the pad query rows (the pad key columns are masked)
+
+
+class Attention(nn.Module):
+    """Single-head attention as in the book: masked_fill(mask == 0, -1e9), softmax, weights @ v, out."""
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.q_linear, self.k_linear, self.v_linear = (nn.Linear(d_model, d_model) for _ in range(3))
+        self.out = nn.Linear(d_model, d_model)
+        self.d_k = d_model
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, pad_rows: str = "leave") -> tuple[torch.Tensor, ...]:
+        """x (N, S, d), mask (N, S) bool, True = real token (the book's convention); returns (output, weights)."""
+        q, k, v = self.q_linear(x), self.k_linear(x), self.v_linear(x)
+        scores = q @ k.transpose(1, 2) / math.sqrt(self.d_k)          # (N, S, S)
+        mask = mask.unsqueeze(1)                                      # (N, 1, S): every query row, the same keys
+        if pad_rows == "uniform":
+            mask = mask & mask.transpose(1, 2)                        # pad rows fully masked: 1/S each
+        weights = F.softmax(scores.masked_fill(mask == 0, -1e9), dim=-1)
+        if pad_rows == "zero":
+            weights = weights * mask.transpose(1, 2)                  # pad rows set to 0 after softmax
+        return self.out(weights @ v), weights
+
+
+class Block(nn.Module):
+    """The book's TransformerBlock (pre-norm): x + attn(norm(x)), then + ff(norm(.)). No dropout."""
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.norm_1, self.norm_2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.attn = Attention(d_model)
+        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, pad_rows: str = "leave") -> tuple[torch.Tensor, ...]:
+        output, weights = self.attn(self.norm_1(x), mask, pad_rows)
+        x = x + output
+        return x + self.ff(self.norm_2(x)), weights
+
+
+class Classifier(nn.Module):
+    """Embedding * sqrt(d) + positions, 2 blocks, a linear head on position 0 (<cls>). Returns logits and weights."""
+
+    def __init__(self, d_model: int = 32, d_ff: int = 64, max_len: int = 64, masked: bool = True):
+        super().__init__()
+        self.masked = masked          # False: the model never passes the mask (every key visible, pads too)
+        self.d_model = d_model
+        self.embed = nn.Embedding(len(VOCAB), d_model)
+        nn.init.normal_(self.embed.weight, std=d_model ** -0.5)   # x sqrt(d) below: about 1, like the positions
+        self.register_buffer("pe", positional_encoding(max_len, d_model), persistent=False)
+        self.blocks = nn.ModuleList([Block(d_model, d_ff), Block(d_model, d_ff)])
+        self.head = nn.Linear(d_model, 2)
+
+    def embed_tokens(self, ids: torch.Tensor) -> torch.Tensor:
+        """(N, S) ids -> (N, S, d): embedding * sqrt(d) + positional encoding, as in the book."""
+        if ids.shape[1] > self.pe.shape[0]:
+            raise ValueError(f"ids has {ids.shape[1]} positions; this model encodes at most {self.pe.shape[0]}")
+        return self.embed(ids) * math.sqrt(self.d_model) + self.pe[: ids.shape[1]]
+
+    def forward(self, ids: torch.Tensor, *, x: torch.Tensor | None = None, mask: torch.Tensor | None = None,
+                pad_rows: str = "leave") -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """ids (N, S) -> logits (N, 2) and each block's weights (N, S, S).
+
+        x: embeddings to use instead of embed_tokens(ids) (e.g. with junk at the pads).
+        mask: override the key mask, bool (N, S), True = real (default: ids != <pad> if self.masked, else all True).
+        """
+        if pad_rows not in PAD_ROWS:
+            raise ValueError(f"pad_rows must be one of {PAD_ROWS}, got {pad_rows!r}")
+        if mask is None:
+            mask = ids != PAD_ID if self.masked else torch.ones_like(ids, dtype=torch.bool)
+        h = self.embed_tokens(ids) if x is None else x
+        weights = []
+        for block in self.blocks:
+            h, w = block(h, mask, pad_rows)
+            weights.append(w)
+        return self.head(h[:, 0]), weights
+
+
+# --- training ---
+
+@contextlib.contextmanager
+def deterministic(threads: int = 1) -> Iterator[None]:
+    """Deterministic kernels and a fixed thread count inside the block; the previous settings after it.
+
+    The flag is the one torch.use_deterministic_algorithms(True) sets for eager PyTorch. We set it through
+    torch._C because the public function also imports torch.compile's inductor (to set its flag too), which
+    takes 2-10 s on this machine; nothing here is compiled. torch.are_deterministic_algorithms_enabled() reads it.
+    """
+    old_threads, old_flag = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(threads)
+    torch._C._set_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch._C._set_deterministic_algorithms(old_flag)
+        torch.set_num_threads(old_threads)
+
+
+class Adam:
+    """torch.optim.Adam's update (Kingma & Ba), written out, with a learning rate set per step.
+
+    Why not torch.optim: the first step() of any torch.optim optimizer imports torch._dynamo and sympy,
+    which takes 2-10 s here, longer than the training itself.
+    """
+
+    def __init__(self, params: Sequence[torch.Tensor], betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        self.params = list(params)
+        self.betas, self.eps, self.t = betas, eps, 0
+        self.m = [torch.zeros_like(p) for p in self.params]   # running mean of the gradients
+        self.v = [torch.zeros_like(p) for p in self.params]   # running mean of their squares
+
+    @torch.no_grad()
+    def step(self, lr: float) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        for p, m, v in zip(self.params, self.m, self.v, strict=True):
+            m.mul_(b1).add_(p.grad, alpha=1 - b1)
+            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+            p.addcdiv_(m / (1 - b1 ** self.t), (v / (1 - b2 ** self.t)).sqrt_().add_(self.eps), value=-lr)
+            p.grad = None
+
+
+class History(NamedTuple):
+    step_loss: list[float]    # training loss of every batch
+    loss: list[float]         # mean training loss per epoch
+    train_acc: list[float]    # accuracy on the epoch's training batches (while it learns)
+    test_acc: list[float]     # accuracy on the test set after each epoch (padded as in training)
+
+
+class Trained(NamedTuple):
+    model: Classifier
+    history: History
+
+
+TRAIN_SIZE, TEST_SIZE = 1000, 400
+SEED, EPOCHS, BATCH, LR = 2, 5, 32, 3e-3
+
+
+@functools.cache
+def datasets() -> tuple[list[Example], list[Example]]:
+    """The chapter's train set (1000 sentences, seed 0) and test set (400, seed 1, two-clause sentences with twins)."""
+    return make_dataset(TRAIN_SIZE, 0), make_dataset(TEST_SIZE, 1, twins=True)
+
+
+def predict(model: Classifier, sentences: Sequence[Sequence[str]], pad_to: int | None = None) -> torch.Tensor:
+    """P(positive) per sentence (N,), all padded to pad_to (default: the longest) in one batch."""
+    with torch.no_grad():
+        logits, _ = model(encode(sentences, pad_to))
+    return logits.softmax(-1)[:, POSITIVE]
+
+
+def predict_padded(model: Classifier, sentences: Sequence[Sequence[str]], pad_to: int) -> torch.Tensor:
+    """P(positive) per sentence, each padded to max(its length, pad_to); pad_to=0: each sentence alone, unpadded.
+
+    Sentences that end up with the same length run together in one batch.
+    """
+    lengths = [max(len(s), pad_to) for s in sentences]
+    p = torch.empty(len(sentences))
+    for n in sorted(set(lengths)):
+        rows = [i for i, m in enumerate(lengths) if m == n]
+        p[rows] = predict(model, [sentences[i] for i in rows], n)
+    return p
+
+
+def accuracy(model: Classifier, examples: Sequence[Example], pad_to: int | None = None) -> float:
+    """Accuracy on examples, all padded to pad_to (default: the longest) in one batch."""
+    p = predict(model, [e.tokens for e in examples], pad_to)
+    return ((p > 0.5).long() == torch.tensor([e.label for e in examples])).float().mean().item()
+
+
+def train(masked: bool, *, epochs: int = EPOCHS, seed: int = SEED, pad_to: int = MAX_LEN,
+          progress: Callable[[], None] | None = None, report: Callable[[str], None] | None = None) -> Trained:
+    """Train a Classifier: Adam (learning rate falling linearly to 0), cross-entropy on the <cls> logits,
+    batches of 32 in a seeded order.
+
+    masked=True: the book's key mask, each batch padded to its longest sentence.
+    masked=False: no mask; every sentence padded to pad_to (MAX_LEN = 20), always the same length.
+    progress() is called after every batch, report(line) once per epoch. Deterministic run to run.
+    """
+    train_set, test_set = datasets()
+    fixed = None if masked else pad_to
+    steps = epochs * math.ceil(len(train_set) / BATCH)
+    history = History([], [], [], [])
+    with deterministic():
+        torch.manual_seed(seed)
+        model = Classifier(masked=masked)
+        optimizer = Adam(list(model.parameters()))
+        order = torch.Generator().manual_seed(seed)
+        for epoch in range(epochs):
+            model.train()
+            total, correct = 0.0, 0
+            perm = torch.randperm(len(train_set), generator=order).tolist()
+            for start in range(0, len(perm), BATCH):
+                batch = [train_set[i] for i in perm[start:start + BATCH]]
+                labels = torch.tensor([e.label for e in batch])
+                logits, _ = model(encode([e.tokens for e in batch], fixed))
+                loss = F.cross_entropy(logits, labels)
+                loss.backward()
+                optimizer.step(lr=LR * (1 - optimizer.t / steps))
+                history.step_loss.append(loss.item())
+                total += loss.item() * len(batch)
+                correct += int((logits.argmax(-1) == labels).sum())
+                if progress is not None:
+                    progress()
+            model.eval()
+            history.loss.append(total / len(train_set))
+            history.train_acc.append(correct / len(train_set))
+            history.test_acc.append(accuracy(model, test_set, fixed))
+            if report is not None:
+                report(f"epoch {epoch + 1}/{epochs}: loss {history.loss[-1]:.2f}, "
+                       f"train accuracy {history.train_acc[-1]:.2f}, test accuracy {history.test_acc[-1]:.2f}")
+    model.requires_grad_(False)
+    return Trained(model, history)
+
+
+_TRAINED: dict[bool, Trained] = {}
+
+
+def in_jupyterlab() -> bool:
+    """True in a kernel started by a Jupyter server (JupyterLab, Notebook 7), which sets JPY_SESSION_NAME;
+    False under nbval, nbclient and plain Python."""
+    return "JPY_SESSION_NAME" in os.environ
+
+
+def trained(masked: bool, *, verbose: bool = False) -> Trained:
+    """The chapter's two models, trained once per process (a few seconds each), then reused.
+
+    verbose=True (for the first call, in the notebook): one line per epoch, and in JupyterLab a tqdm progress bar.
+    """
+    if masked not in _TRAINED:
+        bar = None
+        if verbose and in_jupyterlab():
+            from tqdm.notebook import tqdm  # a widget: only where a browser shows it, never in stored outputs
+
+            bar = tqdm(total=EPOCHS * math.ceil(TRAIN_SIZE / BATCH), desc="masked" if masked else "unmasked")
+        _TRAINED[masked] = train(masked, progress=bar.update if bar else None, report=print if verbose else None)
+        if bar is not None:
+            bar.close()
+    return _TRAINED[masked]
