@@ -15,7 +15,6 @@ import base64
 import functools
 import io
 import json
-import sys
 from pathlib import Path
 
 FAMILY = "helpers-cjk"
@@ -90,8 +89,3 @@ def install_jupyter_css(config_dir: Path) -> Path:
     settings.write_text(json.dumps({"LabApp": {"custom_css": True}}, indent=1) + "\n", encoding="utf-8")
     return custom
 
-
-if __name__ == "__main__":  # python -m helpers.cjk_font CONFIG_DIR  (postBuild: ~/.jupyter)
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m helpers.cjk_font JUPYTER_CONFIG_DIR")
-    print(f"wrote {install_jupyter_css(Path(sys.argv[1]))}")
