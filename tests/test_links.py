@@ -24,9 +24,10 @@ LAUNCH = re.compile(r"https://(?:mybinder\.org/v2/gh|colab\.research\.google\.co
                     r"(?:blob/)?([\w.\-]+)")
 
 
-def test_readme_binder_link_is_the_one_from_links_py():
+def test_readme_launch_links_are_the_ones_from_links_py():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert f"[binder]: {links.binder_url()}" in readme, "run `python tools/links.py`"
+    for name, url in links.readme_links().items():
+        assert f"[{name}]: {url}" in readme, "run `python tools/links.py`"
     assert readme.count("mybinder.org/v2/gh/") == 1, "the README sets its Binder link in one place"
     assert (ROOT / links.START).is_file()
 

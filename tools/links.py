@@ -33,15 +33,19 @@ def package_spec() -> str:
     return f"attention-masks-helpers @ git+https://github.com/{REPOSITORY}@{REF}"
 
 
-README_BINDER = re.compile(r"^\[binder\]: .*$", re.MULTILINE)
+def readme_links() -> dict[str, str]:
+    """README's reference-style launch links: name -> URL."""
+    return {"binder": binder_url(), "colab": colab_url(START)}
 
 
 def write_readme(path: Path = ROOT / "README.md") -> bool:
-    """Point README's `[binder]: ...` link at binder_url(); True if the file changed."""
-    text = path.read_text(encoding="utf-8")
-    if not README_BINDER.search(text):
-        raise ValueError(f"{path}: no '[binder]: URL' reference line to update")
-    new = README_BINDER.sub(f"[binder]: {binder_url()}", text)
+    """Point README's `[binder]: ...` and `[colab]: ...` lines at the URLs above; True if the file changed."""
+    text = new = path.read_text(encoding="utf-8")
+    for name, url in readme_links().items():
+        line = re.compile(rf"^\[{name}\]: .*$", re.MULTILINE)
+        if not line.search(new):
+            raise ValueError(f"{path}: no '[{name}]: URL' reference line to update")
+        new = line.sub(f"[{name}]: {url}", new)
     if new != text:
         path.write_text(new, encoding="utf-8")
     return new != text
