@@ -1,14 +1,14 @@
-"""Time one explorer update (compute plus redraw) for every explorer in helpers.widgets.
+"""Time one explorer update (compute plus redraw) for every explorer in helpers.explorers.EXPLORERS.
 
 Run: .venv/bin/python benchmarks/bench_explorers.py [--n 60] [--json results.json]
 
 The updates run inside a real IPython kernel (started here with jupyter_client), as in JupyterLab:
-the explorer computes its View, renders it as HTML tables (helpers.views.view_html) and sets the
-value of its HTML widgets, which goes out on the kernel's iopub socket. For each explorer (every
-public function of helpers.widgets that takes no argument and returns an `explorer` box), the script
-detaches the controls' observers, then N times: sets one control to its next value (cycling through
-the controls and their values), times box.refresh() (wall and CPU time, and the part spent in
-view_html), and records whether that combination drew tables or showed the "Not possible" message.
+the explorer computes its View, renders it as HTML tables (helpers.explorers.base.view_html) and sets
+the value of its HTML widgets, which goes out on the kernel's iopub socket. For each explorer that
+helpers.explorers.EXPLORERS lists (chapter -> its explorers), the script detaches the controls'
+observers, then N times: sets one control to its next value (cycling through the controls and their
+values), times box.refresh() (wall and CPU time, and the part spent in view_html), and records whether
+that combination drew tables or showed the "Not possible" message.
 It prints the median and 90th percentile ms per update; the target is a median under 50 ms.
 The browser's side (control moved -> new tables in the page) is recorded by the browser tests in
 test-artifacts/browser/update_ms.json.
@@ -29,10 +29,10 @@ TARGET_MS = 50.0
 MARK = "BENCH-RESULT:"
 
 KERNEL_CODE = r'''
-import inspect, json, statistics, time
+import json, statistics, time
 import ipywidgets as widgets
-import helpers.explorer as wiring
-import helpers.widgets as hw
+import helpers.explorers.base as wiring
+from helpers.explorers import EXPLORERS
 
 
 def _next_values(control):
@@ -56,15 +56,9 @@ def _next_values(control):
 
 
 def _explorers():
-    for name, function in inspect.getmembers(hw, inspect.isfunction):
-        if name.startswith("_") or not function.__module__.startswith("helpers.explore_") or name == "explorer":
-            continue
-        if any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-               for p in inspect.signature(function).parameters.values()):
-            continue
-        if inspect.signature(function).return_annotation not in ("widgets.VBox", widgets.VBox):
-            continue
-        yield name, function
+    for chapter, makers in EXPLORERS.items():
+        for make in makers:
+            yield f"{chapter} {make.__name__}", make
 
 
 _render = []  # seconds spent in view_html (the HTML tables) during the current update
@@ -85,8 +79,8 @@ def _bench(n):
     results = {}
     for name, make in _explorers():
         box = make()
-        summary = box.children[1]
-        controls = list(box.children[0].children)
+        summary = box.summary
+        controls = list(box.controls.values())
         for control in controls:  # the benchmark triggers each redraw itself, through box.refresh()
             control.unobserve(box.refresh, names="value")
         plans = [(c, _next_values(c)) for c in controls]
@@ -147,11 +141,11 @@ def run(n: int) -> dict:
 
 
 def report(results: dict) -> str:
-    rows = [f"{'explorer':<26} {'median ms':>9} {'render':>6} {'cpu ms':>6} {'p90 ms':>6} {'max ms':>6} {'drawn':>5}"
+    rows = [f"{'explorer':<29} {'median ms':>9} {'render':>6} {'cpu ms':>6} {'p90 ms':>6} {'max ms':>6} {'drawn':>5}"
             f" {'refused':>7}  under {TARGET_MS:g} ms?"]
     for name, r in results.items():
         med = r["median_ms"]
-        rows.append(f"{name:<26} {med:>9.1f} {r['render_median_ms']:>6.1f} {r['cpu_median_ms']:>6.1f} "
+        rows.append(f"{name:<29} {med:>9.1f} {r['render_median_ms']:>6.1f} {r['cpu_median_ms']:>6.1f} "
                     f"{r['p90_ms']:>6.1f} {r['max_ms']:>6.1f} {r['n_drawn']:>5} {r['n_refused']:>7}  "
                     f"{'yes' if med < TARGET_MS else 'NO'}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -169,7 +163,7 @@ def main() -> int:
     args = parser.parse_args()
     results = run(args.n)
     if not results:
-        print("no explorer found in helpers.widgets")
+        print("no explorer found in helpers.explorers.EXPLORERS")
         return 1
     print(report(results))
     if args.json:

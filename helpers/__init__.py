@@ -1,8 +1,13 @@
 """The small package behind the notebooks.
 
-masks, attention, plots and checks are imported here; `toy` (the running example) and `widgets`
-(the explorers) are modules of their own: `from helpers import toy, widgets`.
+The attention API is here: masks, attention_steps, the checks, and the plots. `toy` (the running example)
+and `explorers` (every chapter's explorer) are modules of their own: `from helpers import explorers, toy`.
+The core (masks, attention, checks) needs only torch: show_weights and print_table load matplotlib on first use.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from helpers.attention import AttentionSteps, attention_steps
 from helpers.checks import CheckReport, check_no_future_leak, check_padding_invariance
@@ -14,8 +19,10 @@ from helpers.masks import (
     to_additive_mask,
     to_sdpa_mask,
 )
-from helpers.plots import print_table, show_weights
 from helpers.versions import check_versions
+
+if TYPE_CHECKING:
+    from helpers.plots import print_table, show_weights
 
 __all__ = [
     "AttentionSteps",
@@ -33,3 +40,12 @@ __all__ = [
     "to_additive_mask",
     "to_sdpa_mask",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """show_weights and print_table, imported on first use (matplotlib is an extra: pip install '.[notebooks]')."""
+    if name in ("show_weights", "print_table"):
+        from helpers import plots
+
+        return getattr(plots, name)
+    raise AttributeError(f"module 'helpers' has no attribute {name!r}")

@@ -79,13 +79,15 @@ def page_css() -> str:
 
 
 def install_jupyter_css(config_dir: Path) -> Path:
-    """Write page_css() to <config_dir>/custom/custom.css and turn JupyterLab's custom CSS on there."""
+    """Write page_css() to <config_dir>/custom/custom.css and turn on JupyterLab's custom CSS in
+    <config_dir>/jupyter_lab_config.json (other settings in that file are kept)."""
     config_dir = Path(config_dir)
     custom = config_dir / "custom" / "custom.css"
     custom.parent.mkdir(parents=True, exist_ok=True)
     custom.write_text(page_css(), encoding="utf-8")
-    settings = config_dir / "jupyter_server_config.d" / "attention-masks-custom-css.json"
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps({"LabApp": {"custom_css": True}}, indent=1) + "\n", encoding="utf-8")
+    settings = config_dir / "jupyter_lab_config.json"  # LabApp reads this one (not jupyter_server_config.d)
+    config = json.loads(settings.read_text(encoding="utf-8")) if settings.exists() else {}
+    config.setdefault("LabApp", {})["custom_css"] = True
+    settings.write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
     return custom
 

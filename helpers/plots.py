@@ -1,4 +1,5 @@
-"""One canonical heatmap for attention tables, with token labels on both axes."""
+"""One canonical heatmap for attention tables (show_weights), its text twin (print_table),
+and the colour scale and number format the explorers' HTML tables share with them."""
 
 from __future__ import annotations
 
@@ -8,13 +9,17 @@ from collections.abc import Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
-import matplotlib_fontja  # noqa: F401  (registers a Japanese font so 犬 猫 鳥 render)
 import numpy as np
 import torch
 from matplotlib.collections import PatchCollection
 from matplotlib.patches import Rectangle
 
-matplotlib.rcParams.update({"font.size": 12, "axes.titlesize": 14, "figure.dpi": 100})
+with plt.rc_context():  # matplotlib_fontja registers a Japanese font, then makes it global: keep only the font
+    import matplotlib_fontja  # noqa: F401
+
+# The series' figure style (the Japanese font so 犬 猫 鳥 render, 12 pt cells for projectors), applied with
+# plt.rc_context inside the plotting functions: importing helpers never changes your matplotlib settings.
+STYLE = {"font.family": "IPAexGothic", "font.size": 12, "axes.titlesize": 14, "figure.dpi": 100}
 CMAP = matplotlib.colormaps["Blues"].with_extremes(bad="#d9d9d9")  # masked and non-finite cells: grey
 
 
@@ -88,9 +93,18 @@ def show_weights(
     if len(cols) != S:
         raise ValueError(f"cols must have {S} labels (one per key column), got {len(cols)}")
     hidden = as_hidden(masked, (L, S))
-    if ax is None:
-        _, ax = plt.subplots(figsize=(1.0 + 0.9 * S, 0.8 + 0.75 * L))
+    with plt.rc_context(STYLE):
+        if ax is None:
+            _, ax = plt.subplots(figsize=(1.0 + 0.9 * S, 0.8 + 0.75 * L))
+        _draw_table(ax, matrix, rows, cols, hidden, fmt, title)
+    return ax
 
+
+def _draw_table(ax: plt.Axes, matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], hidden: np.ndarray,
+                fmt: str, title: str | None) -> None:
+    """show_weights' drawing, inside its rc_context; fonts are set explicitly on `ax`, which may predate it."""
+    L, S = matrix.shape
+    font = {"fontfamily": STYLE["font.family"]}
     rgba, dark = cell_colors(matrix, hidden)
     ax.imshow(rgba, aspect="auto")
 
@@ -101,17 +115,17 @@ def show_weights(
     for i in range(L):
         for j in range(S):
             ax.text(j, i, format_cell(matrix[i, j], fmt), ha="center", va="center",
-                    color="white" if dark[i, j] else "black", fontsize=12)
+                    color="white" if dark[i, j] else "black", fontsize=12, **font)
 
     ax.set_xticks(range(S), labels=list(cols))
     ax.set_yticks(range(L), labels=list(rows))
-    ax.set_xlabel("key", labelpad=8)
-    ax.set_ylabel("query")
-    ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax.set_xlabel("key", labelpad=8, fontsize="medium", **font)
+    ax.set_ylabel("query", fontsize="medium", **font)
+    ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False, labelsize="medium",
+                   labelfontfamily=STYLE["font.family"])
     ax.xaxis.set_label_position("top")
     if title:
-        ax.set_title(title, pad=12)
-    return ax
+        ax.set_title(title, pad=12, fontsize=STYLE["axes.titlesize"], **font)
 
 
 def _align(text: str, width: int, left: bool = False) -> str:

@@ -7,8 +7,7 @@ import re
 import pytest
 
 from helpers import cjk_font
-from helpers.explore_padding import pad_cells_view
-from helpers.views import view_html
+from helpers.explorers import pad_cells_view, view_html
 
 
 def test_css_is_a_small_font_face_for_the_series_characters():
@@ -33,8 +32,9 @@ def test_view_html_carries_the_font():
 
 
 def test_install_jupyter_css(tmp_path):
+    (tmp_path / "jupyter_lab_config.json").write_text('{"LabApp": {"collaborative": false}}')
     css_path = cjk_font.install_jupyter_css(tmp_path)
     assert css_path == tmp_path / "custom" / "custom.css"
     assert "--jp-code-font-family" in css_path.read_text(encoding="utf-8")
-    config = json.loads((tmp_path / "jupyter_server_config.d" / "attention-masks-custom-css.json").read_text())
-    assert config == {"LabApp": {"custom_css": True}}
+    config = json.loads((tmp_path / "jupyter_lab_config.json").read_text())
+    assert config == {"LabApp": {"collaborative": False, "custom_css": True}}

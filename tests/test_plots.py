@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from helpers import show_weights
+from helpers import print_table, show_weights
 from helpers.plots import format_cell
 
 TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]
@@ -42,3 +42,12 @@ def test_bad_input_is_named(kwargs, error, message):
     with pytest.raises(error, match=message):
         show_weights(args.pop("matrix"), args.pop("rows"), args.pop("cols"), **args)
     plt.close("all")
+
+
+def test_print_table(capsys):
+    print_table(torch.tensor([[0.5, -1e9], [float("nan"), float("-inf")]]), ["犬", "<pad>"], ["犬", "<pad>"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["犬", "0.50", "-1e9"]
+    assert lines[2].split() == ["<pad>", "nan", "-inf"]
+    with pytest.raises(ValueError, match=r"matrix must be 2-D \(2, 2\)"):
+        print_table(torch.zeros(1, 2, 2), ["a", "b"], ["a", "b"])

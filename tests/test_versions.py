@@ -1,5 +1,6 @@
 """check_versions warns (never raises) when Python or torch differ from the measured versions."""
 
+import sys
 import warnings
 
 import pytest
@@ -10,7 +11,7 @@ from helpers import versions
 
 def test_quiet_on_the_measured_versions(monkeypatch, capsys):
     monkeypatch.setattr(torch, "__version__", "2.13.0+cpu")
-    monkeypatch.setattr(versions, "MEASURED_PYTHON", "{0}.{1}".format(*__import__("sys").version_info))
+    monkeypatch.setattr(versions, "MEASURED_PYTHON", f"{sys.version_info[0]}.{sys.version_info[1]}")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert versions.check_versions() == "2.13.0"

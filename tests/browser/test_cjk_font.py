@@ -18,8 +18,7 @@ import torch
 from browserlib import CHROMIUM_FLAGS, require_chromium
 
 from helpers import cjk_font, print_table
-from helpers.explore_padding import pad_cells_view
-from helpers.views import view_html
+from helpers.explorers import pad_cells_view, view_html
 
 pytestmark = pytest.mark.browser
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")

@@ -1,9 +1,10 @@
 """Every chapter in JupyterLab in Chromium: Run All, no error output, move an explorer control, screenshot.
 
-EXPECTED says, per chapter, which control of which explorer to move, what its summary must contain
-before and after, and how many hatched (masked) cells its tables must then show (read from the
-chapter's explorer in helpers/explore_*.py). A chapter not in the table gets the generic check on every
-explorer it shows: the first control moves one step, and the summary text and the tables both change.
+The explorers each chapter shows are those helpers.explorers.EXPLORERS lists for it. EXPECTED says, per
+chapter, which control of which explorer to move, what its summary must contain before and after, and how
+many hatched (masked) cells its tables must then show (read from the chapter's explorer in
+helpers/explorers/). A chapter not in EXPECTED gets the generic check on every explorer it shows: the
+first control moves one step, and the summary text and the tables both change.
 Screenshots: test-artifacts/browser/<notebook>.png. Each update's latency in the browser (control
 moved -> new tables in the page) goes to test-artifacts/browser/update_ms.json: recorded, not asserted.
 """
@@ -19,6 +20,8 @@ import nbformat
 import pytest
 from browserlib import VIEWPORT, chapter_notebooks
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from helpers.explorers import EXPLORERS
 
 pytestmark = pytest.mark.browser
 
@@ -46,7 +49,7 @@ class Move:
 REFUSED = "Not possible: "  # how explorer() starts the message of a ValueError from draw()
 
 # Chapter number -> the moves to make, in order, each from the state the previous one left.
-# Read off each chapter's explorer in helpers/explore_*.py (the summary strings of its draw function).
+# Read off each chapter's explorer in helpers/explorers/ (the summary strings of its view function).
 EXPECTED: dict[str, list[Move]] = {
     "01": [  # pad_cells_explorer: pads 2 -> 3 -> 5 (refused) -> 0
         Move("pads", presses=1, before="2 pad(s): 10 cells set to -1e9",
@@ -304,8 +307,10 @@ def test_chapter_runs_and_explorer_responds(path: Path, lab, browser, artifacts,
         assert not errors, f"{name}: error output after Run All:\n" + "\n---\n".join(errors)
 
         explorers = page.locator(".explorer")
-        shown = stored_widget_count(path)
-        assert explorers.count() == shown, f"{name}: {explorers.count()} explorers rendered, the notebook shows {shown}"
+        shown = len(EXPLORERS.get(name[:2], ()))
+        stored = stored_widget_count(path)
+        assert stored == shown, f"{name}: the notebook shows {stored} explorers, EXPLORERS lists {shown}"
+        assert explorers.count() == shown, f"{name}: {explorers.count()} explorers rendered, EXPLORERS lists {shown}"
         moves = EXPECTED.get(name[:2]) or [Move(label="", explorer=i) for i in range(shown)]
         for i in range(shown):
             explorers.nth(i).locator(".explorer-tables table").first.wait_for(timeout=UPDATE_TIMEOUT_MS)

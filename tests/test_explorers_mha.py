@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from helpers.widgets import causal_explorer, causal_view, kpm_batch, kpm_explorer, kpm_view, view_html
+from helpers.explorers import causal_explorer, causal_view, kpm_explorer, kpm_view, view_html
+from helpers.explorers.mha import kpm_batch
 
 # --- chapter 4 ---
 
@@ -53,14 +54,13 @@ def test_kpm_view_leaves_the_global_random_state_alone():
 
 def test_kpm_explorer_updates_and_shows_the_message_in_the_widget():
     box = kpm_explorer()
-    controls = {c.description: c for c in box.children[0].children}
-    summary = box.children[1]
+    controls, summary = box.controls, box.summary
     assert "exactly 0" in summary.value
-    controls["key_padding_mask"].value = False
+    controls["masked"].value = False
     assert "mask off" in summary.value and "= 1.000" in summary.value
-    controls["PAD"].value = 7
+    controls["pad"].value = 7
     assert summary.value.startswith("<b>Not possible:</b>") and "real value" in summary.value
-    controls["PAD"].value = 1000
+    controls["pad"].value = 1000
     assert "mask off" in summary.value
 
 
@@ -106,14 +106,13 @@ def test_causal_bad_arguments_are_named():
 
 def test_causal_explorer_updates_and_shows_the_message_in_the_widget():
     box = causal_explorer()
-    controls = {c.description: c for c in box.children[0].children}
-    summary = box.children[1]
+    controls, summary = box.controls, box.summary
     assert "exactly unchanged: [0]" in summary.value
     controls["sequence"].value = "left-padded"
     assert summary.value.startswith("<b>Not possible:</b>") and "would see no key at all" in summary.value
-    controls["key_padding_mask"].value = False
+    controls["padding"].value = False
     assert summary.value.startswith("left-padded, causal:")
-    controls["edit token"].value = 4
+    controls["edit"].value = 4
     assert "exactly unchanged: [0, 1, 2, 3]" in summary.value
 
 
@@ -121,12 +120,12 @@ def test_causal_explorer_updates_and_shows_the_message_in_the_widget():
 def test_first_control_one_step_gives_a_new_valid_picture(make):
     """What the generic browser check does: move the first control one step (next option / +1)."""
     box = make()
-    first = box.children[0].children[0]
-    before = box.children[1].value
+    first = next(iter(box.controls.values()))
+    before = box.summary.value
     if hasattr(first, "options"):
         values = [o[1] if isinstance(o, tuple) else o for o in first.options]
         first.value = values[(values.index(first.value) + 1) % len(values)]
     else:
         first.value = first.value + 1
-    after = box.children[1].value
+    after = box.summary.value
     assert after != before and not after.startswith("<b>Not possible")

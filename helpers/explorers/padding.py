@@ -4,14 +4,14 @@ and whether the pad rows ever reach a real token."""
 from __future__ import annotations
 
 import functools
+import math
 
 import ipywidgets as widgets
 import torch
 
 from helpers import toy
 from helpers.attention import attention_steps
-from helpers.explorer import explorer
-from helpers.views import Panel, View
+from helpers.explorers.base import Explorer, Panel, View, explorer
 
 # --- chapter 1: the pad question ---
 
@@ -34,7 +34,7 @@ def pad_cells_view(n_pads: int = 2) -> View:
                 caption="hatched: set to -1e9    orange ?: pad query x real key, left as it was")
 
 
-def pad_cells_explorer() -> widgets.VBox:
+def pad_cells_explorer() -> Explorer:
     """Number of pads -> which cells the book's mask sets to -1e9 and which stay '?'."""
     controls = {"n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads")}
     return explorer(controls, pad_cells_view)
@@ -84,7 +84,7 @@ def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", ma
                         f"{keys_text}; {rows_text}")
 
 
-def softmax_explorer() -> widgets.VBox:
+def softmax_explorer() -> Explorer:
     """Pads, fill value, dtype and pad-row masking -> the masked scores and the weights, live."""
     controls = {
         "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads"),
@@ -97,36 +97,7 @@ def softmax_explorer() -> widgets.VBox:
 
 # --- chapter 3: does the pad row matter ---
 
-POLICIES = {  # how a layer treats the pad query rows (the pad key columns are always masked)
-    "leave": "leave them (the book)",
-    "uniform": "mask them too: 1/5",
-    "zero": "zero them after softmax",
-    "-inf": "mask them with -inf: NaN",
-}
 JUNK = ("none", "random x1000", "zeros", "NaN")  # what replaces the pad rows between the layers
-
-
-def layer2_params(seed: int = 3) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """W_q, W_k, W_v (4, 4) of chapter 3's second layer: seeded randn rounded to one decimal."""
-    g = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(toy.D_MODEL, toy.D_MODEL, generator=g).round(decimals=1) for _ in range(3))
-
-
-def attention_layer(h: torch.Tensor, W: tuple[torch.Tensor, ...], pad: torch.Tensor,
-                    policy: str = "leave") -> tuple[torch.Tensor, torch.Tensor]:
-    """h + weights @ v for h (N, S, d) and pad (N, S), True = pad; returns (output, weights)."""
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {list(POLICIES)}, got {policy!r}")
-    q, k, v = h @ W[0], h @ W[1], h @ W[2]
-    rows = pad.unsqueeze(-1)                                     # (N, S, 1): the pad query rows
-    if policy == "leave":
-        weights = attention_steps(q, k, v, key_padding_mask=pad).weights
-    elif policy == "zero":
-        weights = attention_steps(q, k, v, key_padding_mask=pad).weights * ~rows
-    else:
-        fill = -1e9 if policy == "uniform" else "-inf"
-        weights = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=rows, fill=fill).weights
-    return h + weights @ v, weights
 
 
 @functools.cache  # the explorer recomputes only what a control changes
@@ -134,10 +105,10 @@ def _layer1(policy: str, n_pads: int) -> tuple[torch.Tensor, ...]:
     """pad, layer 1's output under `policy`, the book's layer-2 output without junk, and W2."""
     ids, x, *_ = toy.qkv(toy.tokens(n_pads))
     _, *W1 = toy.params()
-    W2 = layer2_params()
+    W2 = toy.layer2_params()
     pad = ids == toy.PAD_ID
-    h1, _ = attention_layer(x, W1, pad, policy)
-    reference = attention_layer(attention_layer(x, W1, pad)[0], W2, pad)[0]   # the book, no junk
+    h1, _ = toy.attention_layer(x, W1, pad, policy)
+    reference = toy.attention_layer(toy.attention_layer(x, W1, pad)[0], W2, pad)[0]   # the book, no junk
     return pad, h1, reference, W2
 
 
@@ -150,11 +121,16 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
     if junk not in JUNK:
         raise ValueError(f"junk must be one of {list(JUNK)}, got {junk!r}")
     pad, h1, reference, W2 = _layer1(policy, n_pads)
-    g = torch.Generator().manual_seed(0)
-    replacement = {"none": h1, "random x1000": torch.randn(h1.shape, generator=g) * 1000,
-                   "zeros": torch.zeros(h1.shape), "NaN": torch.full(h1.shape, float("nan"))}[junk]
+    if junk == "none":
+        replacement = h1
+    elif junk == "random x1000":
+        replacement = torch.randn(h1.shape, generator=torch.Generator().manual_seed(0)) * 1000
+    elif junk == "zeros":
+        replacement = torch.zeros(h1.shape)
+    else:
+        replacement = torch.full(h1.shape, float("nan"))
     h1_junk = torch.where(pad.unsqueeze(-1), replacement, h1)
-    h2_junk, w2_junk = attention_layer(h1_junk, W2, pad, policy)
+    h2_junk, w2_junk = toy.attention_layer(h1_junk, W2, pad, policy)
     diff = (h2_junk - reference).abs()[0]
 
     panels = (Panel(w2_junk[0], tokens, tokens, masked=pad[0],
@@ -166,17 +142,17 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
     text = f"policy {policy}, junk {junk}, {n_pads} pad(s): real rows max |change| = {real_diff:g}"
     if n_pads:
         text += f"; pad rows max |change| = {diff[pad[0]].max().item():g}"
-    if real_diff != real_diff and policy == "-inf" and junk == "none":
+    if math.isnan(real_diff) and policy == "-inf" and junk == "none":
         text += ". The -inf pad rows are NaN after layer 1, and in layer 2 a NaN value weighted 0 gives 0 x NaN = NaN"
-    elif real_diff != real_diff:
+    elif math.isnan(real_diff):
         text += ". NaN reached the real rows: a pad value weighted 0 gives 0 x NaN = NaN"
     return View(panels, text)
 
 
-def pad_rows_explorer() -> widgets.VBox:
+def pad_rows_explorer() -> Explorer:
     """Pad-row policy, junk in the pad rows and number of pads -> does anything reach the real tokens?"""
     controls = {
-        "policy": widgets.Dropdown(options=[(label, key) for key, label in POLICIES.items()], value="leave",
+        "policy": widgets.Dropdown(options=[(label, key) for key, label in toy.POLICIES.items()], value="leave",
                                    description="pad rows"),
         "junk": widgets.Dropdown(options=list(JUNK), value="random x1000", description="junk"),
         "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads"),

@@ -1,18 +1,26 @@
-"""What an explorer shows, and its two renderers: a matplotlib figure (static) and an HTML table (live).
+"""Explorers: what they show (View, Panel), its two renderers, and the widget that wires controls to it.
 
 An explorer's view function computes a `View`: one or more `Panel`s (annotated tables, as show_weights
-draws them) and a one-line summary of the numbers. `draw_view` turns it into a figure for the static
-cell before each explorer; `view_html` turns it into HTML tables for the live explorer, because an HTML
-table updates in a few ms where a matplotlib redraw of 25 labelled cells takes 50-150 ms.
+draws them) and a one-line summary of the numbers. `draw_view` turns it into a matplotlib figure for the
+static cell before each explorer; `view_html` turns it into HTML tables for the live explorer, because an
+HTML table updates in a few ms where a matplotlib redraw of 25 labelled cells takes 50-150 ms.
 Both use the same colours (plots.cell_colors): what you see in the figure is what the explorer shows.
+
+`explorer(controls, view)` builds the widget (an `Explorer`):
+- `controls` maps a keyword name of `view` to an ipywidgets control;
+- each change of a control calls `view(**values)` and shows its tables (`.explorer-tables`) and its summary
+  (`.explorer-summary`, which the browser tests read);
+- a ValueError from `view` (an impossible combination, e.g. every token padded) is shown as a message
+  inside the widget: no traceback, no NaN table.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -20,7 +28,7 @@ from matplotlib.colors import is_color_like, to_hex
 from matplotlib.figure import Figure
 
 from helpers import cjk_font
-from helpers.plots import as_hidden, cell_colors, format_cell, show_weights
+from helpers.plots import STYLE, as_hidden, cell_colors, format_cell, show_weights
 
 RED = "#d62728"  # matplotlib's tab:red: labels and frames that flag a problem
 
@@ -89,6 +97,11 @@ def _caption(views: tuple[View, ...]) -> str:
 def draw_view(*views: View) -> Figure:
     """The panels of `views` side by side in one matplotlib figure (captions below)."""
     panels = _panels(views)
+    with plt.rc_context(STYLE):
+        return _draw_panels(panels, _caption(views))
+
+
+def _draw_panels(panels: list[Panel], caption: str) -> Figure:
     widths = [1.0 + 0.9 * len(p.cols) for p in panels]
     lines = max((p.title.count("\n") + 1 for p in panels if p.title), default=0)
     height = 1.0 + 0.75 * max(len(p.rows) for p in panels) + 0.3 * lines
@@ -109,7 +122,6 @@ def draw_view(*views: View) -> Figure:
             ax.get_yticklabels()[i].set_color(RED)
         for j in p.red_cols:
             ax.get_xticklabels()[j].set_color(RED)
-    caption = _caption(views)
     if caption:
         fig.supxlabel(caption, fontsize=10, color="#404040")
     return fig
@@ -143,7 +155,7 @@ def _label_html(text: str, red: bool, align: str = "center") -> str:
     return f'<th style="{LABEL};text-align:{align};color:{RED if red else "inherit"}">{html.escape(text)}</th>'
 
 
-def panel_html(p: Panel) -> str:
+def _panel_html(p: Panel) -> str:
     """One panel as an HTML <table>: coloured cells, hatched masked cells, token labels on both axes."""
     matrix = p.matrix.detach().float().cpu().numpy()
     L, S = matrix.shape
@@ -175,4 +187,48 @@ def view_html(*views: View) -> str:
               if caption else "")
     labels = "".join("".join(p.rows) + "".join(p.cols) + p.title for p in panels) + caption
     return (f'<div class="explorer-view" style="font-size:15px;line-height:1.3;font-family:{FONTS}">'
-            f"<style>{cjk_font.css(labels)}</style>{''.join(panel_html(p) for p in panels)}{legend}</div>")
+            f"<style>{cjk_font.css(labels)}</style>{''.join(_panel_html(p) for p in panels)}{legend}</div>")
+
+
+# --- the live widget ---
+
+REFUSED = "<b>Not possible:</b> "  # how the summary starts when view() refuses a combination
+PLACEHOLDER = "Explorer: run this cell to see it live (interactive widgets need a running kernel)."
+
+
+class Explorer(widgets.VBox):
+    """Controls in a row, a one-line summary, the tables; `refresh()` redraws from the controls' values."""
+
+    def __init__(self, controls: dict[str, widgets.ValueWidget], view: Callable[..., View]):
+        self.controls = dict(controls)
+        self.summary = widgets.HTML().add_class("explorer-summary")
+        self.tables = widgets.HTML().add_class("explorer-tables")
+        self._view = view
+        row = widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))  # wrap
+        super().__init__([row, self.summary, self.tables])
+        self.add_class("explorer")
+        for control in self.controls.values():
+            control.observe(self.refresh, names="value")
+        self.refresh()
+
+    def refresh(self, _change: object = None) -> None:
+        """Recompute the view from the controls' values and show it (or the reason it is refused)."""
+        values = {name: control.value for name, control in self.controls.items()}
+        try:
+            shown = self._view(**values)
+            table_html = view_html(shown)
+        except ValueError as error:
+            self.tables.value = ""
+            self.summary.value = REFUSED + html.escape(str(error))
+            return
+        self.tables.value = table_html
+        self.summary.value = html.escape(shown.summary)
+
+    def __repr__(self) -> str:
+        """The text a saved notebook shows in place of the widget (the same every run, for nbval)."""
+        return PLACEHOLDER
+
+
+def explorer(controls: dict[str, widgets.ValueWidget], view: Callable[..., View]) -> Explorer:
+    """Wire controls to view(): the widget, already showing view() at the controls' start values."""
+    return Explorer(controls, view)

@@ -1,56 +1,47 @@
-"""Chapter 6 explorer: a mask convention passed to an API, and what the API really computes."""
+"""Chapter 6 explorer (helpers.explorers.conventions): a mask convention passed to an API, and what the API computes."""
 
 import itertools
 
 import pytest
 import torch
 
+from helpers.explorers import mask_convention_explorer, mask_convention_view
+from helpers.explorers.conventions import APIS, CONVENTIONS, TOKENS, api_weights, convert_mask, express, intended
 from helpers.masks import causal_mask
-from helpers.widgets import (
-    CH6_APIS,
-    CH6_CONVENTIONS,
-    CH6_TOKENS,
-    ch6_convert,
-    ch6_express,
-    ch6_intended,
-    ch6_weights,
-    mask_convention_explorer,
-    mask_convention_view,
-)
 
-MHA, SDPA, MANUAL = CH6_APIS
-MHA_BOOL, SDPA_BOOL, HF_INT, HF_FLOAT, ADDITIVE = CH6_CONVENTIONS
+MHA, SDPA, MANUAL = APIS
+MHA_BOOL, SDPA_BOOL, HF_INT, HF_FLOAT, ADDITIVE = CONVENTIONS
 
 
 
 def test_intended_mask_is_causal_plus_pad_keys():
-    assert torch.equal(ch6_intended("none"), causal_mask(5))
-    right = ch6_intended("right")
+    assert torch.equal(intended("none"), causal_mask(5))
+    right = intended("right")
     assert right[:, 3:].all() and torch.equal(right[:, :3], causal_mask(5)[:, :3])
-    assert ch6_intended("left").all(-1).tolist() == [True, True, False, False, False]
+    assert intended("left").all(-1).tolist() == [True, True, False, False, False]
 
 
-@pytest.mark.parametrize("padding", list(CH6_TOKENS))
-@pytest.mark.parametrize("api", CH6_APIS)
-@pytest.mark.parametrize("convention", [c for c in CH6_CONVENTIONS if c != HF_FLOAT])
+@pytest.mark.parametrize("padding", list(TOKENS))
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("convention", [c for c in CONVENTIONS if c != HF_FLOAT])
 def test_converted_masks_give_the_reference_weights(convention, api, padding):
     """With conversion every convention gives the weights of a plain masked_fill(-inf) on the intended mask."""
-    blocked = ch6_intended(padding)
-    reference = ch6_weights(blocked, MANUAL)
-    weights = ch6_weights(ch6_convert(ch6_express(blocked, convention), convention, api), api)
+    blocked = intended(padding)
+    reference = api_weights(blocked, MANUAL)
+    weights = api_weights(convert_mask(express(blocked, convention), convention, api), api)
     live = ~blocked.all(-1)
     torch.testing.assert_close(weights[live], reference[live], atol=1e-6, rtol=0)
     assert (weights[blocked & live[:, None]] == 0).all()
 
 
-@pytest.mark.parametrize("padding", list(CH6_TOKENS))
+@pytest.mark.parametrize("padding", list(TOKENS))
 def test_fully_masked_rows_nan_or_zero_by_api(padding):
-    blocked = ch6_intended(padding)
+    blocked = intended(padding)
     dead = blocked.all(-1)
     assert dead.any() == (padding == "left")
-    assert ch6_weights(blocked, MHA)[dead].isnan().all()                    # need_weights=True: NaN
-    assert (ch6_weights(~blocked, SDPA)[dead] == 0).all()                   # SDPA: 0
-    assert ch6_weights(blocked, MANUAL)[dead].isnan().all()                 # 0/0
+    assert api_weights(blocked, MHA)[dead].isnan().all()                    # need_weights=True: NaN
+    assert (api_weights(~blocked, SDPA)[dead] == 0).all()                   # SDPA: 0
+    assert api_weights(blocked, MANUAL)[dead].isnan().all()                 # 0/0
 
 
 def test_default_is_the_classic_bug():
@@ -97,7 +88,7 @@ def test_impossible_combinations_raise_value_error(convention, api, convert, mes
 
 
 def test_every_combination_draws_or_explains():
-    for convention, api, convert, padding in itertools.product(CH6_CONVENTIONS, CH6_APIS, [False, True], CH6_TOKENS):
+    for convention, api, convert, padding in itertools.product(CONVENTIONS, APIS, [False, True], TOKENS):
         try:
             summary = mask_convention_view(convention, api, convert, padding).summary
         except ValueError as error:
@@ -121,9 +112,8 @@ def test_bad_input_is_named(call, message):
 
 def test_explorer_updates_and_shows_refusals():
     box = mask_convention_explorer()
-    controls = box.children[0].children
-    convention, api, convert, padding = controls
-    summary = box.children[1]
+    convention, api, convert, padding = (box.controls[name] for name in ("convention", "api", "convert", "padding"))
+    summary = box.summary
     assert "LEAKS the future" in summary.value
     convert.value = True
     assert "correct: weight only on allowed keys" in summary.value

@@ -8,10 +8,9 @@ import functools
 import ipywidgets as widgets
 import torch
 
-from helpers.explorer import explorer
+from helpers.explorers.base import Explorer, Panel, View, explorer
 from helpers.masks import causal_mask
 from helpers.toy import is_pad
-from helpers.views import Panel, View
 
 # --- chapter 4: key_padding_mask ---
 
@@ -28,7 +27,7 @@ def kpm_batch(pad: float = 1000) -> torch.Tensor:
     return data.unsqueeze(-1)
 
 
-def kpm_module(seed: int) -> torch.nn.MultiheadAttention:
+def _kpm_module(seed: int) -> torch.nn.MultiheadAttention:
     """nn.MultiheadAttention(embed_dim=1, num_heads=1, batch_first=True) initialised from `seed`."""
     with torch.random.fork_rng(devices=[]):  # leave the caller's random state alone
         torch.manual_seed(seed)
@@ -43,7 +42,7 @@ def kpm_view(seed: int = 0, pad: float = 1000, masked: bool = True, item: int = 
                          "a real token. Pick a PAD value that never occurs in real data.")
     data = kpm_batch(pad)
     kpm = (data == pad)[:, :, 0]
-    mha = kpm_module(seed)
+    mha = _kpm_module(seed)
     with torch.no_grad():
         _, weights = mha(data, data, data, key_padding_mask=kpm if masked else None)
     w_q, w_k, _ = mha.in_proj_weight.detach().flatten().tolist()
@@ -62,7 +61,7 @@ def kpm_view(seed: int = 0, pad: float = 1000, masked: bool = True, item: int = 
     return View((panel,), f"seed {seed} ({sign}); item {item}, mask {'on' if masked else 'off'}: {on_pad}")
 
 
-def kpm_explorer() -> widgets.VBox:
+def kpm_explorer() -> Explorer:
     """Seed, PAD value, mask on/off and batch item -> the weights heatmap of chapter 4's experiment."""
     pads = [("1000", 1000), ("100", 100), ("13", 13), ("0", 0), ("-1000", -1000), ("7 (a real value!)", 7)]
     controls = {
@@ -83,7 +82,8 @@ CAUSAL_SEQUENCES = {  # in the drop-down's order
 }
 
 
-def causal_toy(seed: int = 0) -> tuple[torch.nn.MultiheadAttention, dict[str, torch.Tensor]]:
+@functools.cache  # the explorer's toy: built on first use, then reused
+def _causal_toy(seed: int = 0) -> tuple[torch.nn.MultiheadAttention, dict[str, torch.Tensor]]:
     """Chapter 5's seeded nn.MultiheadAttention(4, 2 heads) and a 4-number vector for each token."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -91,9 +91,6 @@ def causal_toy(seed: int = 0) -> tuple[torch.nn.MultiheadAttention, dict[str, to
         names = ["犬", "猫", "鳥", "魚", "馬", "<pad>"]
         table = dict(zip(names, torch.randn(len(names), 4), strict=True))
     return mha, table
-
-
-_causal_toy = functools.cache(causal_toy)  # the explorer's toy: built on first use, then reused
 
 
 def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bool = True, edit: int = 1) -> View:
@@ -139,7 +136,7 @@ def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bo
     return View((panel,), summary)
 
 
-def causal_explorer() -> widgets.VBox:
+def causal_explorer() -> Explorer:
     """Masks on/off, a sequence and a token to edit -> the weights, and which outputs that edit changes."""
     controls = {
         "sequence": widgets.Dropdown(options=list(CAUSAL_SEQUENCES), value="right-padded", description="sequence"),

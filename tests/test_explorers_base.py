@@ -1,15 +1,17 @@
-"""helpers.views: one View, two renderers (matplotlib figure, HTML table) that agree on what they show."""
+"""helpers.explorers.base: one View, two renderers (matplotlib figure, HTML table) that agree on what they show,
+and explorer(), the widget the browser tests and the benchmark rely on."""
 
 import re
 import warnings
 
+import ipywidgets as widgets
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
 import pytest
 import torch
 
+from helpers.explorers.base import PLACEHOLDER, RED, REFUSED, Explorer, Panel, View, draw_view, explorer, view_html
 from helpers.plots import cell_colors
-from helpers.views import RED, Panel, View, draw_view, view_html
 
 TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]
 PAD = torch.tensor([False, False, False, True, True])
@@ -100,3 +102,34 @@ def test_every_text_is_escaped_and_colours_are_css():
     assert "<b>t" not in html and "<i>" not in html and ">&lt;</span>" not in html  # no frames: no mark
     html = view_html(View((panel(framed=framed, mark="<", frame_color="tab:orange"),), ""))
     assert html.count(">&lt;</span>") == 25 and "box-shadow:inset 0 0 0 3px #ff7f0e" in html
+
+
+def test_explorer_shows_summary_tables_and_refusal():
+    def view(n=1):
+        if n > 2:
+            raise ValueError("n must be at most 2")
+        return View((Panel(torch.eye(n + 1), ["a"] * (n + 1), ["b"] * (n + 1)),), f"n = {n} <ok>")
+
+    slider = widgets.IntSlider(value=1, min=0, max=3, description="n")
+    box = explorer({"n": slider}, view)
+    assert isinstance(box, Explorer) and box.controls == {"n": slider}
+    summary, tables = box.summary, box.tables
+    assert "explorer" in box._dom_classes and "explorer-summary" in summary._dom_classes
+    assert "explorer-tables" in tables._dom_classes and list(box.children[0].children) == [slider]
+    assert summary.value == "n = 1 &lt;ok&gt;"
+    assert tables.value.count("<td") == 4
+    slider.value = 2  # the observer redraws
+    assert summary.value == "n = 2 &lt;ok&gt;" and tables.value.count("<td") == 9
+    slider.value = 3
+    assert summary.value.startswith(REFUSED + "n must be at most 2")
+    assert tables.value == "", "a refused combination shows no table"
+    box.refresh()
+    assert summary.value.startswith("<b>Not possible:</b>")
+
+
+def test_saved_notebooks_show_a_fixed_readable_line_for_an_explorer():
+    labels = ["a", "b"]
+    box = explorer({"n": widgets.IntSlider(value=1)}, lambda n: View((Panel(torch.eye(2), labels, labels),), ""))
+    bundle = box._repr_mimebundle_()
+    assert repr(box) == bundle["text/plain"] == PLACEHOLDER  # what nbval compares: the same on every run
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # a running kernel still shows the live widget

@@ -7,50 +7,67 @@ import functools
 import ipywidgets as widgets
 import torch
 
-from helpers.explorer import explorer
+from helpers.explorers.base import RED, Explorer, Panel, View, explorer
 from helpers.masks import causal_mask, from_hf_attention_mask, to_additive_mask, to_sdpa_mask
 from helpers.toy import is_pad
-from helpers.views import RED, Panel, View
 
-CH6_TOKENS = {"none": ["犬", "猫", "鳥", "牛", "馬"], "right": ["犬", "猫", "鳥", "<pad>", "<pad>"],
-              "left": ["<pad>", "<pad>", "犬", "猫", "鳥"]}
-CH6_CONVENTIONS = ("MHA bool (True = blocked)", "SDPA bool (True = may attend)", "HF 0/1 (1 = keep)",
-                   "HF 0/1 cast to float", "additive float (0 / -inf)")
-CH6_APIS = ("nn.MultiheadAttention", "F.scaled_dot_product_attention", "masked_fill(mask, -inf) + softmax")
+TOKENS = {"none": ["犬", "猫", "鳥", "牛", "馬"], "right": ["犬", "猫", "鳥", "<pad>", "<pad>"],
+          "left": ["<pad>", "<pad>", "犬", "猫", "鳥"]}
+CONVENTIONS = ("MHA bool (True = blocked)", "SDPA bool (True = may attend)", "HF 0/1 (1 = keep)",
+               "HF 0/1 cast to float", "additive float (0 / -inf)")
+APIS = ("nn.MultiheadAttention", "F.scaled_dot_product_attention", "masked_fill(mask, -inf) + softmax")
+SHORT = {  # the names in a panel's title
+    "MHA bool (True = blocked)": "MHA bool", "SDPA bool (True = may attend)": "SDPA bool",
+    "HF 0/1 (1 = keep)": "HF 0/1", "HF 0/1 cast to float": "HF 0/1 cast to float",
+    "additive float (0 / -inf)": "additive float", "nn.MultiheadAttention": "MultiheadAttention",
+    "F.scaled_dot_product_attention": "scaled_dot_product_attention",
+    "masked_fill(mask, -inf) + softmax": "masked_fill",
+}
 
 
-def ch6_intended(padding: str) -> torch.Tensor:
+def intended(padding: str) -> torch.Tensor:
     """The constraint every convention expresses: (5, 5) bool, True = blocked (causal, plus the pad keys)."""
-    if padding not in CH6_TOKENS:
-        raise ValueError(f"padding must be one of {list(CH6_TOKENS)}, got {padding!r}")
-    pad = is_pad(CH6_TOKENS[padding])
+    if padding not in TOKENS:
+        raise ValueError(f"padding must be one of {list(TOKENS)}, got {padding!r}")
+    pad = is_pad(TOKENS[padding])
     return causal_mask(5) | pad                     # (L, S): pad keys blocked in every row
 
 
-def ch6_express(blocked: torch.Tensor, convention: str) -> torch.Tensor:
+def express(blocked: torch.Tensor, convention: str) -> torch.Tensor:
     """The same constraint written in one convention."""
-    return {
-        "MHA bool (True = blocked)": lambda: blocked,
-        "SDPA bool (True = may attend)": lambda: to_sdpa_mask(blocked),
-        "HF 0/1 (1 = keep)": lambda: (~blocked).long(),
-        "HF 0/1 cast to float": lambda: (~blocked).float(),
-        "additive float (0 / -inf)": lambda: to_additive_mask(blocked, fill="-inf"),
-    }[convention]()
+    if convention == "MHA bool (True = blocked)":
+        return blocked
+    if convention == "SDPA bool (True = may attend)":
+        return to_sdpa_mask(blocked)
+    if convention == "HF 0/1 (1 = keep)":
+        return (~blocked).long()
+    if convention == "HF 0/1 cast to float":
+        return (~blocked).float()
+    if convention == "additive float (0 / -inf)":
+        return to_additive_mask(blocked, fill="-inf")
+    raise ValueError(f"convention must be one of {list(CONVENTIONS)}, got {convention!r}")
 
 
-def ch6_convert(mask: torch.Tensor, convention: str, api: str) -> torch.Tensor:
+def convert_mask(mask: torch.Tensor, convention: str, api: str) -> torch.Tensor:
     """The fix: read `mask` in its own convention (True = blocked), then write it in the API's."""
     if convention == "HF 0/1 cast to float":
         raise ValueError("a float 0/1 mask is ambiguous (additive? keep-flags?): "
                          "from_hf_attention_mask refuses it; keep HF masks as integers")
-    blocked = {"MHA bool (True = blocked)": lambda: mask, "SDPA bool (True = may attend)": lambda: to_sdpa_mask(mask),
-               "HF 0/1 (1 = keep)": lambda: from_hf_attention_mask(mask),
-               "additive float (0 / -inf)": lambda: mask != 0}[convention]()
+    if convention == "MHA bool (True = blocked)":
+        blocked = mask
+    elif convention == "SDPA bool (True = may attend)":
+        blocked = to_sdpa_mask(mask)
+    elif convention == "HF 0/1 (1 = keep)":
+        blocked = from_hf_attention_mask(mask)
+    elif convention == "additive float (0 / -inf)":
+        blocked = mask != 0
+    else:
+        raise ValueError(f"convention must be one of {list(CONVENTIONS)}, got {convention!r}")
     return to_sdpa_mask(blocked) if api == "F.scaled_dot_product_attention" else blocked
 
 
 @functools.cache  # built once, on first use
-def _ch6_setup() -> tuple[torch.Tensor, torch.nn.MultiheadAttention]:
+def _setup() -> tuple[torch.Tensor, torch.nn.MultiheadAttention]:
     """Five fixed 4-d token vectors and a 1-head MHA whose projections are the identity (scores = x x^T / 2)."""
     x = torch.randn(5, 4, generator=torch.Generator().manual_seed(6))
     mha = torch.nn.MultiheadAttention(4, 1, batch_first=True)
@@ -62,9 +79,9 @@ def _ch6_setup() -> tuple[torch.Tensor, torch.nn.MultiheadAttention]:
     return x, mha.eval()
 
 
-def ch6_weights(mask: torch.Tensor, api: str) -> torch.Tensor:
+def api_weights(mask: torch.Tensor, api: str) -> torch.Tensor:
     """The (5, 5) weights `api` computes when given `mask`; ValueError (with torch's words) if it refuses it."""
-    x, mha = _ch6_setup()
+    x, mha = _setup()
     F = torch.nn.functional
     try:
         with torch.no_grad():
@@ -76,7 +93,7 @@ def ch6_weights(mask: torch.Tensor, api: str) -> torch.Tensor:
                 return (x @ x.T / 2).masked_fill(mask, float("-inf")).softmax(-1)
     except (RuntimeError, AssertionError) as error:
         raise ValueError(f"{api} rejects a {str(mask.dtype).removeprefix('torch.')} mask: {error}") from None
-    raise ValueError(f"api must be one of {list(CH6_APIS)}, got {api!r}")
+    raise ValueError(f"api must be one of {list(APIS)}, got {api!r}")
 
 
 def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str = "F.scaled_dot_product_attention",
@@ -85,24 +102,27 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
 
     Hatched cells should be blocked; a red frame marks weight on such a cell (a leak).
     """
-    if convention not in CH6_CONVENTIONS:
-        raise ValueError(f"convention must be one of {list(CH6_CONVENTIONS)}, got {convention!r}")
-    blocked = ch6_intended(padding)
-    mask = ch6_express(blocked, convention)
-    weights = ch6_weights(ch6_convert(mask, convention, api) if convert else mask, api)
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {list(CONVENTIONS)}, got {convention!r}")
+    blocked = intended(padding)
+    mask = express(blocked, convention)
+    weights = api_weights(convert_mask(mask, convention, api) if convert else mask, api)
 
     used = weights.nan_to_num(0.0) > 1e-6
     future = causal_mask(5)
     pad_keys = blocked & ~future
     dead = blocked.all(-1)
-    problems = []
+    problems, details = [], []  # what is wrong (the panel's title), and the same with numbers (the summary)
     if (used & future).any():
-        problems.append(f"LEAKS the future (up to {weights[future].nan_to_num(0).max():.2f})")
+        problems.append("LEAKS the future")
+        details.append(f"LEAKS the future (up to {weights[future].nan_to_num(0).max():.2f})")
     if (used & pad_keys).any():
-        problems.append(f"reads pad keys (up to {weights[pad_keys].nan_to_num(0).max():.2f})")
+        problems.append("reads pad keys")
+        details.append(f"reads pad keys (up to {weights[pad_keys].nan_to_num(0).max():.2f})")
     if (~used & ~blocked).any():
         problems.append("hides allowed keys")
-    verdict = "; ".join(problems) or "correct: weight only on allowed keys"
+        details.append("hides allowed keys")
+    verdict = "; ".join(details) or "correct: weight only on allowed keys"
     if dead.any():
         rows = weights[dead]
         value = "NaN" if rows.isnan().all() else "0" if (rows == 0).all() else "finite"
@@ -112,23 +132,23 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
         n = int(nan_rows.sum())
         verdict += f"; {n} NaN row{'s' if n > 1 else ''} (no visible key as the API read the mask)"
 
-    tokens = CH6_TOKENS[padding]
-    status = "WRONG: " + ", ".join(p.split(" (")[0] for p in problems) if problems else "OK"
+    tokens = TOKENS[padding]
+    status = "WRONG: " + ", ".join(problems) if problems else "OK"
     if weights.isnan().any():
         status += "\nNaN rows are the lesson: no visible key"
-    short = convention.split(" (")[0] + " mask → " + api.split("(")[0].removeprefix("nn.").removeprefix("F.")
+    short = f"{SHORT[convention]} mask → {SHORT[api]}"
     panel = Panel(weights, tokens, tokens, masked=blocked, framed=used & blocked, frame_color=RED,
                   alert=bool(problems), title=f"{short}{' (converted)' if convert else ''}\n{status}")
     return View((panel,), f"{convention} -> {api}{' (converted)' if convert else ''}, {padding} padding: {verdict}",
                 caption="hatched: should be blocked    red frame: weight on a blocked key")
 
 
-def mask_convention_explorer() -> widgets.VBox:
+def mask_convention_explorer() -> Explorer:
     """Mask convention x API x conversion x padding side -> the weights the API really computes."""
     controls = {
-        "convention": widgets.Dropdown(options=CH6_CONVENTIONS, value=CH6_CONVENTIONS[0], description="mask"),
-        "api": widgets.Dropdown(options=CH6_APIS, value=CH6_APIS[1], description="passed to"),
+        "convention": widgets.Dropdown(options=CONVENTIONS, value=CONVENTIONS[0], description="mask"),
+        "api": widgets.Dropdown(options=APIS, value=APIS[1], description="passed to"),
         "convert": widgets.Checkbox(value=False, description="convert with helpers.masks"),
-        "padding": widgets.ToggleButtons(options=list(CH6_TOKENS), value="right", description="padding"),
+        "padding": widgets.ToggleButtons(options=list(TOKENS), value="right", description="padding"),
     }
     return explorer(controls, mask_convention_view)

@@ -1,0 +1,103 @@
+"""What the chapters cost under nbval, against a floor of the same number of kernel-plus-imports notebooks.
+
+Run: .venv/bin/python benchmarks/bench_series.py [notebooks ...] [--repeats 3]
+     (default: chapters 00-07, the set the 1.5x budget is about)
+
+The floor: for each chapter, a notebook with a single cell that imports torch, matplotlib.pyplot,
+ipywidgets and helpers (with its explorers), i.e. what every chapter pays before its first step.
+Both sets run in one `pytest --nbval` call each, exactly as `make test` runs notebooks, and the script
+reports the wall time of each call, the ratio, and each chapter's own time (summed from pytest's
+per-cell durations in a JUnit XML report). Repeats alternate floor and chapters; the median is reported.
+This is a measurement, not a test: the numbers depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+FLOOR_SOURCE = (
+    "import ipywidgets\nimport matplotlib.pyplot as plt\nimport torch\n\n"
+    "import helpers\nfrom helpers import explorers, show_weights, toy\n"
+)
+BUDGET = 1.5
+
+
+def default_chapters() -> list[Path]:
+    return sorted(p for p in (ROOT / "notebooks").glob("0[0-7]_*.ipynb"))
+
+
+def write_floor(folder: Path, count: int) -> list[Path]:
+    """`count` one-cell notebooks that only import what a chapter imports first."""
+    paths = []
+    for i in range(count):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(FLOOR_SOURCE)]
+        path = folder / f"floor_{i:02d}.ipynb"
+        nbformat.write(nb, path)
+        paths.append(path)
+    return paths
+
+
+def run_nbval(paths: list[Path], junit: Path) -> float:
+    """Wall seconds of one `pytest --nbval` call over `paths` (as make test runs them)."""
+    command = [sys.executable, "-m", "pytest", *map(str, paths), "--nbval", "--nbval-current-env",
+               "--nbval-sanitize-with", str(ROOT / "tests" / "sanitize.cfg"), "-q", "-p", "no:cacheprovider",
+               f"--junitxml={junit}"]
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise RuntimeError(f"nbval failed:\n{result.stdout[-3000:]}")
+    return elapsed
+
+
+def per_notebook(junit: Path) -> dict[str, float]:
+    """Seconds per notebook, summed over its cells' test cases."""
+    seconds: dict[str, float] = defaultdict(float)
+    for case in ET.parse(junit).iter("testcase"):
+        name = case.get("classname", "?").removesuffix(".ipynb").split(".")[-1]  # "notebooks.00_x.ipynb"
+        seconds[name] += float(case.get("time", 0))
+    return dict(seconds)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    chapters = [p.resolve() for p in args.notebooks] or default_chapters()
+    floor_times, chapter_times, cells = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        floor = write_floor(folder, len(chapters))
+        for _ in range(args.repeats):
+            floor_times.append(run_nbval(floor, folder / "floor.xml"))
+            chapter_times.append(run_nbval(chapters, folder / "chapters.xml"))
+            cells.append(per_notebook(folder / "chapters.xml"))
+    floor_s, chapters_s = statistics.median(floor_times), statistics.median(chapter_times)
+    print(f"{len(chapters)} notebooks; median of {args.repeats} runs (wall seconds of one pytest --nbval call)")
+    print(f"floor (kernel + imports): {floor_s:6.1f} s   runs: {', '.join(f'{t:.1f}' for t in floor_times)}")
+    print(f"chapters:                 {chapters_s:6.1f} s   runs: {', '.join(f'{t:.1f}' for t in chapter_times)}")
+    ratio = chapters_s / floor_s
+    print(f"ratio: {ratio:.2f} (budget {BUDGET}: {'met' if ratio <= BUDGET else 'NOT met'})")
+    print("per chapter (median of summed cell durations, s):")
+    for name in sorted(cells[0]):
+        print(f"  {name:<45} {statistics.median(c.get(name, 0.0) for c in cells):6.2f}")
+    print(f"(load average now {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
