@@ -49,13 +49,11 @@ GLYPHS = """async (selector) => {
 
 
 @pytest.fixture(scope="module")
-def bare_chromium(tmp_path_factory: pytest.TempPathFactory):
+def bare_chromium(playwright_driver, tmp_path_factory: pytest.TempPathFactory):
     """Chromium that sees only the DejaVu fonts: no CJK font at all."""
     executable = require_chromium()
     if not DEJAVU.is_dir():
         pytest.skip(f"{DEJAVU} not found (Debian's fonts-dejavu-core)")
-    from playwright.sync_api import sync_playwright
-
     tmp = tmp_path_factory.mktemp("bare-fonts")
     config = tmp / "fonts.conf"
     config.write_text(f"""<?xml version="1.0"?>
@@ -64,13 +62,12 @@ def bare_chromium(tmp_path_factory: pytest.TempPathFactory):
 """)
     env = dict(os.environ, FONTCONFIG_FILE=str(config))
     env.pop("FONTCONFIG_PATH", None)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(executable), headless=True, args=CHROMIUM_FLAGS,
-                                              env=env)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    chromium = playwright_driver.chromium.launch(executable_path=str(executable), headless=True, args=CHROMIUM_FLAGS,
+                                                 env=env)
+    try:
+        yield chromium
+    finally:
+        chromium.close()
 
 
 PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
