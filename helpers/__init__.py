@@ -45,7 +45,13 @@ __all__ = [
 def __getattr__(name: str) -> object:
     """show_weights and print_table, imported on first use (matplotlib is an extra: pip install '.[notebooks]')."""
     if name in ("show_weights", "print_table"):
-        from helpers import plots
-
+        try:
+            from helpers import plots
+        except ModuleNotFoundError as error:
+            if error.name not in ("numpy", "matplotlib", "matplotlib_fontja"):
+                raise
+            raise ImportError(f"helpers.{name} needs {error.name}, which comes with the notebooks extra: "
+                              "pip install 'attention-masks-helpers[notebooks]' (or: pip install '.[notebooks]')"
+                              ) from error
         return getattr(plots, name)
     raise AttributeError(f"module 'helpers' has no attribute {name!r}")

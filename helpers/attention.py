@@ -37,10 +37,11 @@ def combined_mask(
             raise ValueError(f"key_padding_mask must have shape {want} (N, S), got {tuple(key_padding_mask.shape)}")
     if attn_mask is not None:
         _require_bool(attn_mask, "attn_mask")
-        try:
-            fits = torch.broadcast_shapes(attn_mask.shape, scores_shape) == scores_shape
-        except RuntimeError:
-            fits = False
+        # broadcastable: no more dims than the scores, each trailing dim 1 or equal (plain Python:
+        # torch.broadcast_shapes would import sympy, about a second per notebook)
+        dims = tuple(attn_mask.shape)
+        fits = len(dims) <= len(scores_shape) and all(
+            d in (1, n) for d, n in zip(reversed(dims), reversed(tuple(scores_shape)), strict=False))
         if not fits:
             raise ValueError(f"attn_mask must broadcast to the scores' shape {tuple(scores_shape)} (..., L, S), "
                              f"got {tuple(attn_mask.shape)}")
@@ -72,6 +73,14 @@ def attention_steps(
             raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
         if t.dim() < 2:
             raise ValueError(f"{name} must have shape (..., length, features), got {tuple(t.shape)}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must have the same dtype, got q {q.dtype}, k {k.dtype} and v {v.dtype}")
+    if q.shape[-1] == 0:
+        raise ValueError(f"q and k must have at least one feature (E >= 1: scores divide by sqrt(E)), "
+                         f"got q {tuple(q.shape)}")
+    if k.shape[-2] == 0:
+        raise ValueError(f"k and v must hold at least one key (S >= 1: softmax over no keys is undefined), "
+                         f"got k {tuple(k.shape)}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same feature size E, got q {tuple(q.shape)} and k {tuple(k.shape)}")
     if k.shape[:-1] != v.shape[:-1]:

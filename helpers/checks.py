@@ -1,23 +1,65 @@
 """Check that an attention module masks correctly: randomized, seeded trials.
 
 Calling convention: `attn(x, key_padding_mask, attn_mask) -> output`, where
-- x: float32 (N, L, E) on the CPU, batch first;
+- x: float32 (N, L, E) on the CPU, batch first: embeddings WITHOUT positions;
 - key_padding_mask: bool (N, L), True = padding (always a tensor; all False when nothing is padded);
 - attn_mask: bool (L, L), True = not allowed (the causal mask), or None;
-- output: a tensor (N, L, ...), one row per query position.
+- output: a tensor (N, L, ...), one row per query position; with pooled=True a tensor (N, ...), one per item.
+  The "..." must be the same in every call (it may not depend on N or L).
+If `attn` has a parameter named `position_ids`, it also gets `position_ids=` a LongTensor (N, L) computed from the
+mask: `((~key_padding_mask).long().cumsum(-1) - 1).clamp(min=0)`. The first real token gets position 0 on either
+padding side; right pads repeat the last real position, left pads get 0. A model with learned or absolute positions
+adds its own from these: that is what makes left padding work (Hugging Face models need the same).
 nn.MultiheadAttention, nn.TransformerEncoderLayer and nn.TransformerEncoder are adapted automatically
-(`as_attn`); for anything else, write a one-line adapter with this signature.
+(`as_attn`); for anything else, write a short adapter with this signature. One example per family:
+
+    mha = nn.MultiheadAttention(E, 2, batch_first=True).eval()               # 1. attention alone
+    check_padding_invariance(mha)   # the same as the adapter:
+    check_padding_invariance(lambda x, kpm, am: mha(x, x, x, key_padding_mask=kpm, attn_mask=am)[0], embed_dim=E)
+
+    block = nn.TransformerEncoderLayer(E, 2, 4 * E, batch_first=True).eval()  # 2. an encoder block
+    check_padding_invariance(lambda x, kpm, am: block(x, src_mask=am, src_key_padding_mask=kpm), embed_dim=E)
+
+    class Decoder(nn.Module):                          # 3. a decoder-only block with learned positions
+        def __init__(self, E, max_len):
+            super().__init__()
+            self.pos = nn.Embedding(max_len, E)
+            self.block = nn.TransformerEncoderLayer(E, 2, 4 * E, batch_first=True)
+        def forward(self, x, key_padding_mask, attn_mask, position_ids):
+            return self.block(x + self.pos(position_ids), src_mask=attn_mask, src_key_padding_mask=key_padding_mask)
+    check_padding_invariance(Decoder(E, 16).eval(), embed_dim=E, causal=True)
+    check_no_future_leak(Decoder(E, 16).eval(), embed_dim=E)
+
+    model = transformers.GPT2Model(tiny_config).eval()   # 4. Hugging Face: enter after the token embedding,
+    def gpt2(x, key_padding_mask, attn_mask, position_ids):  #    with inputs_embeds (HF adds its own positions)
+        return model(inputs_embeds=x, attention_mask=(~key_padding_mask).long(),   # HF: 1 = real token
+                     position_ids=position_ids).last_hidden_state
+    check_padding_invariance(gpt2, embed_dim=tiny_config.n_embd)   # GPT-2 is causal by itself: attn_mask unused
+    # a model that takes token ids only: check its blocks instead, with an adapter like 2 or 3.
 
 Mode: the checks call `attn` under torch.no_grad() and never change its mode. Put modules in eval mode
 (or set dropout=0): dropout makes two runs differ, and the checks refuse a random `attn` with a ValueError.
 In eval mode PyTorch may take its fast paths: those are then what gets checked.
 
-Trials use right padding and at least one real token per item, so no query row is ever fully masked.
-Only real-token outputs are compared: what a module writes at pad positions is not specified.
+Trials: random lengths, at least one real token per item. padding_side="both" (the default) runs every trial
+twice, right-padded (pads last) and left-padded (pads first, as in batched generation), on the same tokens.
+Only real-token outputs are compared: what a module writes at pad positions is not specified. Messages name
+positions in the padded batch as the module saw it ("left-padded to 5: ... real position 3").
+Tolerance: outputs a, b agree when |a - b| <= atol + rtol * scale elementwise, b from the reference run (the
+padded batch, or the unedited one), as in torch.isclose except that scale is the largest |b| in the same output
+vector (all features at that position), so that an element near 0 after cancellation is held to its vector's
+precision. The report's relative difference is |a - b| / scale.
+
+Non-finite junk: nonfinite_junk=True writes NaN, inf and -inf at the pad positions in the last trial. Most
+correct attention modules then FAIL, and rightly: masking gives a pad key the weight 0, but its value row still
+enters weights @ v, and 0 * NaN = NaN (0 * inf too), so every real row of that item becomes NaN. This is a real
+hazard, not a check bug (an earlier layer's fully masked pad row can be that NaN); a module passes only if it
+cleans the pad positions before they reach the values, e.g. x.masked_fill(key_padding_mask[..., None], 0).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,33 +69,54 @@ from torch import nn
 
 from helpers.masks import causal_mask, key_padding_mask
 
-Attn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor]
+Attn = Callable[..., torch.Tensor]   # attn(x, key_padding_mask, attn_mask[, position_ids=...]) -> output
 
 # Default tolerance. Running an item alone (shorter, unpadded) changes the shapes, and with them the
-# order of float32 sums inside matmul and softmax: real outputs then differ by ~1e-7 (float32 eps is 1.2e-7).
-# A mask bug moves outputs by ~0.01 to 10. 1e-5 sits far from both.
+# order of float32 sums inside matmul and softmax: real outputs then differ by ~1e-7 (float32 eps is 1.2e-7)
+# of the magnitudes summed. A mask bug moves outputs by ~1% to 1000%. atol covers outputs of size ~1;
+# rtol gives the same margin to large outputs (x100, x1e4), whose rounding errors are larger in absolute terms.
+# rtol is measured against the largest |b| in the same output vector (position), not the element itself: an
+# element that is near 0 by cancellation carries the rounding error of the large terms that cancelled.
 ATOL = 1e-5
+RTOL = 1e-5
 JUNK_SCALE = 10.0  # new values written into pad / future positions are randn * JUNK_SCALE
+PADDING_SIDES = ("right", "left", "both")
+NONFINITE = (math.nan, math.inf, -math.inf)  # the junk of nonfinite_junk=True, repeated along the features
 
 
 class MaskCheckError(AssertionError):
     """Raised by a check with raise_on_fail=True when the module fails."""
 
 
+class AttnCallError(RuntimeError):
+    """The module under test raised; the message gives the trial and the shapes it was called with."""
+
+
 @dataclass(frozen=True)
 class CheckReport:
-    check: str                  # "padding invariance" or "no future leak"
+    check: str                  # "padding invariance" or "no future leak", with " (causal)" / " (pooled)"
     passed: bool
-    worst_diff: float           # largest |difference| over all compared outputs (NaN counts as inf)
+    worst_diff: float           # largest |difference| over all compared outputs; NaN if attn returned NaN or inf
     atol: float
     trials: int
     first_failure: str | None   # the first failing case, in words; None if passed
+    rtol: float = RTOL
+    worst_rel_diff: float = 0.0  # largest |a - b| / scale among the elements that failed the tolerance (0 if none)
 
     def __str__(self) -> str:
+        tolerance = f"atol={self.atol:g}" + ("" if self.rtol == RTOL else f", rtol={self.rtol:g}")
         if self.passed:  # the tiny worst_diff of a pass is left out: its last digits vary with the CPU
-            return f"{self.check}: passed ({self.trials} trials, atol={self.atol:g})"
-        return (f"{self.check}: FAILED ({self.trials} trials, atol={self.atol:g}, worst max-abs-diff "
-                f"{self.worst_diff:.2g})\n  first failure: {self.first_failure}")
+            return f"{self.check}: passed ({self.trials} trials, {tolerance})"
+        if math.isnan(self.worst_diff):
+            worst = "attn returned NaN or inf"
+        else:
+            worst = f"worst max-abs-diff {self.worst_diff:.2g}, relative {self.worst_rel_diff:.2g}"
+        return (f"{self.check}: FAILED ({self.trials} trials, {tolerance}, {worst})\n"
+                f"  first failure: {self.first_failure}")
+
+
+ADAPTER_HINT = ("write an adapter attn(x, key_padding_mask, attn_mask) -> output that calls your module "
+                "(see the examples in help(helpers.checks))")
 
 
 def as_attn(attn: object) -> Attn:
@@ -76,9 +139,14 @@ def as_attn(attn: object) -> Attn:
                 out = attn(x, mask=am, src_key_padding_mask=kpm)
             return out if first else out.transpose(0, 1)
         return encoder
+    if isinstance(attn, (nn.Transformer, nn.TransformerDecoderLayer, nn.TransformerDecoder)):
+        raise TypeError(f"attn is an nn.{type(attn).__name__}, which needs a target and a memory (tgt, memory), "
+                        f"not one x: {ADAPTER_HINT}, e.g. for a decoder layer with a fixed memory: "
+                        "lambda x, kpm, am: layer(x, memory, tgt_mask=am, tgt_key_padding_mask=kpm)")
     if callable(attn):
         return attn  # type: ignore[return-value]
-    raise TypeError(f"attn must be callable as attn(x, key_padding_mask, attn_mask), got {type(attn).__name__}")
+    raise TypeError(f"attn must be callable as attn(x, key_padding_mask, attn_mask), got {type(attn).__name__}: "
+                    f"{ADAPTER_HINT}")
 
 
 def _embed_dim(attn: object, embed_dim: int | None) -> int:
@@ -95,60 +163,148 @@ def _embed_dim(attn: object, embed_dim: int | None) -> int:
     return embed_dim
 
 
-def _validate(trials: int, batch_size: int, max_len: int, atol: float, seed: int) -> None:
+def _validate(trials: int, batch_size: int, max_len: int, atol: float, rtol: float, seed: int,
+              padding_side: str, flags: dict[str, object]) -> None:
     for name, value, low in (("trials", trials, 1), ("batch_size", batch_size, 1), ("max_len", max_len, 2)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    if isinstance(atol, bool) or not isinstance(atol, (int, float)) or not 0 <= atol < math.inf:
-        raise ValueError(f"atol must be a finite number >= 0, got {atol!r}")
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if not -2**63 <= seed < 2**64:
+        raise ValueError(f"seed must fit in 64 bits (-2**63 <= seed < 2**64), got {seed}")
+    if padding_side not in PADDING_SIDES:
+        raise ValueError(f"padding_side must be one of {list(PADDING_SIDES)}, got {padding_side!r}")
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be a bool (True or False), got {type(value).__name__} {value!r}")
 
 
-def _call(attn: Attn, x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> torch.Tensor:
-    with torch.no_grad():
-        out = attn(x, kpm, am)
-    if not isinstance(out, torch.Tensor):
-        raise TypeError(f"attn must return one tensor (N, L, ...), got {type(out).__name__} "
-                        "(return only the output, e.g. mha(...)[0])")
-    if out.shape[:2] != x.shape[:2]:
-        raise ValueError(f"attn must return (N, L, ...) = {tuple(x.shape[:2])} + ..., got {tuple(out.shape)}")
-    return out.float()
+def position_ids(key_padding_mask: torch.Tensor) -> torch.Tensor:
+    """Positions (N, L) counted over real tokens only: the first real token is 0 on either padding side."""
+    return ((~key_padding_mask).long().cumsum(-1) - 1).clamp(min=0)
 
 
-def _diff(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """|a - b| per position (max over features); NaN anywhere counts as inf."""
-    d = (a - b).abs().nan_to_num(nan=math.inf)
-    return d.flatten(2).amax(-1) if d.dim() > 2 else d
+def _takes_position_ids(fn: Attn) -> bool:
+    try:   # a module's own signature is (*args, **kwargs): read its forward's
+        return "position_ids" in inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn).parameters
+    except (TypeError, ValueError):  # no signature to read (some builtins)
+        return False
+
+
+def _shapes(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None, kwargs: dict) -> str:
+    shapes = [f"x {tuple(x.shape)}", f"key_padding_mask {tuple(kpm.shape)}",
+              f"attn_mask {None if am is None else tuple(am.shape)}"]
+    return ", ".join(shapes + [f"position_ids {tuple(v.shape)}" for v in kwargs.values()])
+
+
+class _Runner:
+    """Calls attn under no_grad with position_ids if it takes them; checks the output's type and whole shape."""
+
+    def __init__(self, fn: Attn, pooled: bool):
+        self.fn, self.pooled = fn, pooled
+        self.takes_position_ids = _takes_position_ids(fn)
+        self.features: tuple[int, ...] | None = None   # the "..." of (N, L, ...), fixed by the first call
+        self.where = "trial 0"                           # for messages: which trial and padding side
+
+    def __call__(self, x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> torch.Tensor:
+        kwargs = {"position_ids": position_ids(kpm)} if self.takes_position_ids else {}
+        try:
+            with torch.no_grad():
+                out = self.fn(x, kpm, am, **kwargs)
+        except Exception as error:
+            raise AttnCallError(f"attn raised {type(error).__name__} in {self.where}, called with "
+                                f"{_shapes(x, kpm, am, kwargs)}: {error}") from error
+        promise = "(N, ...)" if self.pooled else "(N, L, ...)"
+        if not isinstance(out, torch.Tensor):
+            raise TypeError(f"attn must return one tensor {promise}, got {type(out).__name__} "
+                            "(return only the output, e.g. mha(...)[0])")
+        lead = tuple(x.shape[:1] if self.pooled else x.shape[:2])
+        if self.features is None and tuple(out.shape[:len(lead)]) == lead:
+            self.features = tuple(out.shape[len(lead):])
+        if self.features is None or tuple(out.shape) != lead + self.features:
+            want = f"{lead} + ..." if self.features is None else f"{lead + self.features} (the same ... in every call)"
+            hint = "" if self.pooled or out.dim() != 2 else " (a pooled output, one row per item? pass pooled=True)"
+            raise ValueError(f"attn must return {promise} = {want}, got {tuple(out.shape)} in {self.where}, "
+                             f"called with {_shapes(x, kpm, am, kwargs)}{hint}")
+        out = out.float()
+        return out[:, None] if self.pooled else out   # pooled: (N, 1, ...), one "position" per item
+
+
+def _left_pad(t: torch.Tensor, lengths: list[int]) -> torch.Tensor:
+    """Turn a right-padded (N, S, ...) batch into the same batch left-padded: each row rotated by its pad count."""
+    S = t.shape[1]
+    shift = torch.tensor([S - n for n in lengths])[:, None]               # (N, 1)
+    source = (torch.arange(S)[None, :] - shift) % S                         # (N, S): left position p reads source
+    return t.gather(1, source.view(*source.shape, *[1] * (t.dim() - 2)).expand(t.shape))
 
 
 class _Tracker:
-    """Keeps the worst difference and the first failure across trials."""
+    """Keeps the worst differences and the first failure across trials."""
 
-    def __init__(self, check: str, atol: float, trials: int):
-        self.check, self.atol, self.trials = check, atol, trials
-        self.worst, self.first = 0.0, None
+    def __init__(self, check: str, atol: float, rtol: float, trials: int, pooled: bool = False):
+        self.check, self.atol, self.rtol, self.trials, self.pooled = check, atol, rtol, trials, pooled
+        self.worst, self.worst_rel, self.nonfinite, self.first = 0.0, 0.0, False, None
 
-    def add(self, diffs: torch.Tensor, compared: torch.Tensor, message: str) -> None:
-        """diffs, compared: (N, L); message: a str.format template using {i} (item), {p} (position), {d} (diff)."""
-        d = diffs.masked_fill(~compared, 0.0)
-        worst = float(d.max())
-        self.worst = max(self.worst, worst)
-        if worst > self.atol and self.first is None:
-            i, p = divmod(int(d.argmax()), d.shape[1])
-            self.first = message.format(i=i, p=p, d=worst)
+    def add(self, out: torch.Tensor, ref: torch.Tensor, compared: torch.Tensor, message: str,
+            runs: tuple[str, str], item: int = 0, shift: int = 0) -> None:
+        """out, ref: (n, L, ...) for items item..item+n-1; compared: bool (n, L).
+
+        message: a str.format template using {i} (item), {p} (position), {q} (p - shift), {d} (|difference|)
+        and {r} (relative difference); runs: how out and ref were made, for the "returned NaN" message.
+        """
+        if not compared.any():
+            return
+        for run, t in ((runs[1], ref), (runs[0], out)):   # the reference run first: its NaN is the cause
+            bad = ~t.isfinite().flatten(2).all(-1) & compared if t.dim() > 2 else ~t.isfinite() & compared
+            if bad.any():
+                self.nonfinite = True
+                i, p = (int(v) for v in bad.nonzero()[0])
+                kind = "NaN" if t[i, p].isnan().any() else "inf"
+                at = "pooled output" if self.pooled else f"real position {p}"
+                self._fail(f"{run}, attn returned {kind} at item {item + i}'s {at}")
+                return
+        d = (out - ref).abs()                                      # (N, L, ...)
+        keep = compared.view(*compared.shape, *[1] * (d.dim() - 2))
+        scale = ref.abs().flatten(2).amax(-1).view(keep.shape) if d.dim() > 2 else ref.abs()  # |b| per output vector
+        failing = d > self.atol + self.rtol * scale                # torch.isclose, with |b| read per vector
+        d, failing = d.masked_fill(~keep, 0.0), failing & keep
+        self.worst = max(self.worst, float(d.max()))
+        if failing.any():
+            rel = d / scale
+            self.worst_rel = max(self.worst_rel, float(rel[failing].max()))
+            worst = d.masked_fill(~failing, -1.0)
+            flat = int(worst.argmax())
+            i, p = divmod(flat // max(1, math.prod(d.shape[2:])), d.shape[1])
+            self._fail(message.format(i=item + i, p=p, q=p - shift, d=float(d.flatten()[flat]),
+                                      r=float(rel.flatten()[flat])))
+
+    def _fail(self, text: str) -> None:
+        if self.first is None:
+            self.first = text
 
     def report(self, raise_on_fail: bool) -> CheckReport:
-        report = CheckReport(self.check, self.first is None, self.worst, self.atol, self.trials, self.first)
+        report = CheckReport(self.check, self.first is None, math.nan if self.nonfinite else self.worst,
+                             self.atol, self.trials, self.first, self.rtol, self.worst_rel)
         if raise_on_fail and not report.passed:
             raise MaskCheckError(str(report))
         return report
 
 
-def _require_deterministic(attn: Attn, x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> None:
-    if not torch.equal(_call(attn, x, kpm, am).nan_to_num(), _call(attn, x, kpm, am).nan_to_num()):
+def _require_deterministic(run: _Runner, x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> None:
+    if not torch.equal(run(x, kpm, am).nan_to_num(), run(x, kpm, am).nan_to_num()):
         raise ValueError("attn gave two different outputs for the same input: dropout in training mode? "
                          "Call attn.eval() (or set dropout=0) before checking")
+
+
+def _sides(padding_side: str) -> tuple[str, ...]:
+    return ("right", "left") if padding_side == "both" else (padding_side,)
+
+
+def _padded(side: str, S: int) -> str:
+    return f"padded to {S}" if side == "right" else f"left-padded to {S}"
 
 
 def check_padding_invariance(
@@ -156,10 +312,14 @@ def check_padding_invariance(
     *,
     embed_dim: int | None = None,
     causal: bool = False,
+    padding_side: str = "both",
     trials: int = 20,
     batch_size: int = 3,
     max_len: int = 7,
     atol: float = ATOL,
+    rtol: float = RTOL,
+    pooled: bool = False,
+    nonfinite_junk: bool = False,
     seed: int = 0,
     raise_on_fail: bool = False,
 ) -> CheckReport:
@@ -167,34 +327,62 @@ def check_padding_invariance(
 
     Each trial pads a random batch (item 0 always has padding) and checks two things for every real token:
     new random values at the pad positions leave its output unchanged, and so does running its
-    sequence alone, unpadded. causal=True also passes a causal attn_mask (and a shorter one when alone);
-    the right pads are then in every real token's future, hidden by the causal mask alone, so keep
-    causal=False to test the padding mask by itself.
+    sequence alone, unpadded. causal=True also passes a causal attn_mask (and a shorter one when alone).
+    With right padding the pads are then in every real token's future, hidden by the causal mask alone;
+    with left padding they are in its past, so only the padding mask hides them: padding_side="both"
+    (the default) catches a causal module that ignores its padding mask, and a decoder that ignores position_ids.
+    pooled=True: attn returns (N, ...), one output per item (a classifier, a masked mean); each item's output
+    is compared. nonfinite_junk=True: the last trial writes NaN/inf at the pads (see the module docstring).
     """
     fn, E = as_attn(attn), _embed_dim(attn, embed_dim)
-    _validate(trials, batch_size, max_len, atol, seed)
+    _validate(trials, batch_size, max_len, atol, rtol, seed, padding_side,
+              {"causal": causal, "pooled": pooled, "nonfinite_junk": nonfinite_junk, "raise_on_fail": raise_on_fail})
+    run = _Runner(fn, pooled)
     g = torch.Generator().manual_seed(seed)
-    track = _Tracker("padding invariance" + (" (causal)" if causal else ""), atol, trials)
+    name = "padding invariance" + (" (causal)" if causal else "") + (" (pooled)" if pooled else "")
+    track = _Tracker(name, atol, rtol, trials, pooled)
+    output = "pooled output" if pooled else "output at real position {p}"
     for trial in range(trials):
         S = int(torch.randint(2, max_len + 1, (), generator=g))
         lengths = [int(torch.randint(1, S, (), generator=g))]  # item 0: at least one pad
         lengths += [int(torch.randint(1, S + 1, (), generator=g)) for _ in range(batch_size - 1)]
-        kpm = key_padding_mask(lengths, S)
-        am = causal_mask(S) if causal else None
         x = torch.randn(batch_size, S, E, generator=g)
-        if trial == 0:
-            _require_deterministic(fn, x, kpm, am)
-        out = _call(fn, x, kpm, am)
-        real = ~kpm
-        where = f"trial {trial}: lengths {lengths} padded to {S}"
-
-        junk = torch.where(kpm[..., None], torch.randn(x.shape, generator=g) * JUNK_SCALE, x)
-        track.add(_diff(_call(fn, junk, kpm, am), out), real,
-                  where + ": new values at the pad positions changed item {i}'s output at real position {p} by {d:.2g}")
-        for i, n in enumerate(lengths):
-            alone = _call(fn, x[i:i + 1, :n], torch.zeros(1, n, dtype=torch.bool), causal_mask(n) if causal else None)
-            track.add(_diff(alone, out[i:i + 1, :n]), real[i:i + 1, :n],
-                      f"{where}: item {i} run alone (unpadded) differs at position {{p}} by {{d:.2g}}")
+        new_values = torch.randn(x.shape, generator=g) * JUNK_SCALE
+        what = "new values"
+        if nonfinite_junk and trial == trials - 1:
+            new_values = torch.tensor(NONFINITE)[torch.arange(E) % len(NONFINITE)].expand(x.shape)
+            what = "NaN/inf"
+        am = causal_mask(S) if causal else None
+        alone: list[torch.Tensor] = []
+        for side in _sides(padding_side):
+            run.where = f"trial {trial} ({side} padding)"
+            kpm = key_padding_mask(lengths, S)
+            xs, junk_values = x, new_values
+            if side == "left":
+                xs, junk_values, kpm = (_left_pad(t, lengths) for t in (x, new_values, kpm))
+            if trial == 0 and side == _sides(padding_side)[0]:
+                _require_deterministic(run, xs, kpm, am)
+            out = run(xs, kpm, am)
+            real = torch.ones(batch_size, 1, dtype=torch.bool) if pooled else ~kpm
+            where = f"trial {trial}: lengths {lengths} {_padded(side, S)}"
+            junk = torch.where(kpm[..., None], junk_values, xs)
+            track.add(run(junk, kpm, am), out, real,
+                      f"{where}: {what} at the pad positions changed item {{i}}'s {output} by {{d:.2g}}",
+                      (f"{where}: with {what} at the pad positions", f"{where}: in the padded batch"))
+            for i, n in enumerate(lengths):
+                if len(alone) <= i:    # the unpadded run is the same for both sides: run it once
+                    alone.append(run(x[i:i + 1, :n], torch.zeros(1, n, dtype=torch.bool),
+                                     causal_mask(n) if causal else None))
+                shift = 0 if side == "right" else S - n
+                if pooled:
+                    placed, at = alone[i], "in its pooled output"
+                else:              # the alone output, written at the item's real positions in the padded batch
+                    placed = out[i:i + 1].clone()
+                    placed[real[i:i + 1]] = alone[i][0]
+                    at = "at position {p}" if side == "right" else "at real position {p} (position {q} alone)"
+                track.add(placed, out[i:i + 1], real[i:i + 1],
+                          f"{where}: item {i} run alone (unpadded) differs {at} by {{d:.2g}}",
+                          (f"{where}: item {i} run alone (unpadded)", f"{where}: in the padded batch"), i, shift)
     return track.report(raise_on_fail)
 
 
@@ -202,35 +390,45 @@ def check_no_future_leak(
     attn: object,
     *,
     embed_dim: int | None = None,
+    padding_side: str = "both",
     trials: int = 20,
     batch_size: int = 3,
     max_len: int = 7,
     atol: float = ATOL,
+    rtol: float = RTOL,
     seed: int = 0,
     raise_on_fail: bool = False,
 ) -> CheckReport:
     """With a causal attn_mask, no output may depend on a later position.
 
-    Each trial (random lengths, right padding) picks a cut t, writes new random values at every position after t,
-    and checks that the real-token outputs at positions 0..t are unchanged.
+    Each trial (random lengths, padded on padding_side) picks a cut t, writes new random values at every
+    position after t, and checks that the real-token outputs at positions 0..t are unchanged.
     """
     fn, E = as_attn(attn), _embed_dim(attn, embed_dim)
-    _validate(trials, batch_size, max_len, atol, seed)
+    _validate(trials, batch_size, max_len, atol, rtol, seed, padding_side, {"raise_on_fail": raise_on_fail})
+    run = _Runner(fn, pooled=False)
     g = torch.Generator().manual_seed(seed)
-    track = _Tracker("no future leak", atol, trials)
+    track = _Tracker("no future leak", atol, rtol, trials)
     for trial in range(trials):
         S = int(torch.randint(2, max_len + 1, (), generator=g))
         lengths = [int(torch.randint(1, S + 1, (), generator=g)) for _ in range(batch_size)]
         lengths[0] = S  # item 0: no padding, so its future is real tokens
-        kpm, am = key_padding_mask(lengths, S), causal_mask(S)
+        am = causal_mask(S)
         x = torch.randn(batch_size, S, E, generator=g)
-        if trial == 0:
-            _require_deterministic(fn, x, kpm, am)
         t = int(torch.randint(0, S - 1, (), generator=g))
-        edited = x.clone()
-        edited[:, t + 1:] = torch.randn(batch_size, S - t - 1, E, generator=g) * JUNK_SCALE
-        compared = ~kpm & (torch.arange(S) <= t)
-        track.add(_diff(_call(fn, edited, kpm, am), _call(fn, x, kpm, am)), compared,
-                  f"trial {trial}: lengths {lengths} padded to {S}: new values after position {t} "
-                  "changed item {i}'s output at position {p} by {d:.2g}")
+        new_values = torch.randn(batch_size, S - t - 1, E, generator=g) * JUNK_SCALE
+        for side in _sides(padding_side):
+            run.where = f"trial {trial} ({side} padding)"
+            kpm = key_padding_mask(lengths, S)
+            xs, kpm = (x, kpm) if side == "right" else (_left_pad(x, lengths), _left_pad(kpm, lengths))
+            if trial == 0 and side == _sides(padding_side)[0]:
+                _require_deterministic(run, xs, kpm, am)
+            edited = xs.clone()
+            edited[:, t + 1:] = new_values
+            compared = ~kpm & (torch.arange(S) <= t)
+            where = f"trial {trial}: lengths {lengths} {_padded(side, S)}"
+            track.add(run(edited, kpm, am), run(xs, kpm, am), compared,
+                      f"{where}: new values after position {t} changed item {{i}}'s output at position {{p}} "
+                      "by {d:.2g}",
+                      (f"{where}: with new values after position {t}", f"{where}: in the unedited batch"))
     return track.report(raise_on_fail)

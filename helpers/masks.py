@@ -7,6 +7,7 @@ a bool mask is True where attention is NOT allowed (padding, future).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 
 import torch
@@ -14,25 +15,50 @@ import torch
 Fill = float | int | str
 
 
+def _index(value: object, name: str) -> int:
+    """An int from a Python, numpy or 0-d torch integer (operator.index); bools and floats are refused."""
+    if isinstance(value, bool) or (isinstance(value, torch.Tensor) and value.dtype == torch.bool):
+        raise TypeError(f"{name} must be an int, got the bool {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}") from None
+
+
 def key_padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None = None) -> torch.Tensor:
-    """Bool (N, S) mask, True at padding positions, from the real lengths of N sequences."""
+    """Bool (N, S) mask, True at padding positions, from the real lengths of N sequences.
+
+    lengths: a list of ints (numpy or 0-d torch integers too) or a 1-D integer tensor; S = max_len or max(lengths).
+    """
     if isinstance(lengths, torch.Tensor):
-        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool or lengths.dim() != 1:
+        if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool \
+                or lengths.dim() != 1:
             raise TypeError("lengths must be a 1-D integer tensor or a list of ints, "
                             f"got {lengths.dtype} of shape {tuple(lengths.shape)}")
         lengths = lengths.tolist()
-    if not isinstance(lengths, Sequence) or not all(isinstance(n, int) and not isinstance(n, bool) for n in lengths):
-        raise TypeError(f"lengths must be a list of ints, got {lengths!r}")
+    elif getattr(lengths, "ndim", None) == 1 and hasattr(lengths, "tolist"):  # a 1-D numpy array
+        lengths = list(lengths)
+    if not isinstance(lengths, Sequence) or isinstance(lengths, (str, bytes)):
+        raise TypeError(f"lengths must be a list of ints, got {type(lengths).__name__} {lengths!r}")
+    try:
+        lengths = [_index(n, "lengths[i]") for n in lengths]
+    except TypeError:
+        raise TypeError(f"lengths must be a list of ints, got {lengths!r}") from None
     if len(lengths) == 0:
         raise ValueError("lengths must name at least one sequence, got an empty list")
     if any(n < 0 for n in lengths):
-        raise ValueError(f"lengths must be >= 0, got {list(lengths)}")
+        raise ValueError(f"lengths must be >= 0, got {lengths}")
     if max_len is None:
+        if max(lengths) == 0:
+            raise ValueError(f"lengths must hold at least one length > 0 when max_len is not given "
+                             f"(the mask would have no columns), got {lengths}; pass max_len to pad empty sequences")
         max_len = max(lengths)
-    if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
-        raise ValueError(f"max_len must be a positive int, got {max_len!r}")
+    else:
+        max_len = _index(max_len, "max_len")
+        if max_len < 1:
+            raise ValueError(f"max_len must be a positive int, got {max_len!r}")
     if max(lengths) > max_len:
-        raise ValueError(f"lengths must be <= max_len={max_len}, got {list(lengths)}")
+        raise ValueError(f"lengths must be <= max_len={max_len}, got {lengths}")
     positions = torch.arange(max_len)                     # (S,)
     return positions[None, :] >= torch.tensor(lengths)[:, None]  # (N, S)
 
@@ -58,18 +84,31 @@ def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
 
 
 def from_hf_attention_mask(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Hugging Face's attention_mask (1 = keep, 0 = pad) -> bool key_padding_mask (True = pad)."""
+    """Hugging Face's attention_mask (N, S) of integers, 1 = keep, 0 = pad -> bool key_padding_mask (True = pad)."""
     if not isinstance(attention_mask, torch.Tensor):
         raise TypeError(f"attention_mask must be a torch.Tensor, got {type(attention_mask).__name__}")
+    if attention_mask.dtype == torch.bool:
+        raise TypeError("attention_mask must hold integers 0/1 (Hugging Face: 1 = real token, 0 = pad), got a bool "
+                        "tensor: a bool mask is probably already a padding mask (True = pad); use it as it is, or "
+                        "pass attention_mask.long() if it really is True = real token")
     if attention_mask.dtype.is_floating_point or attention_mask.dtype.is_complex:
-        raise TypeError(f"attention_mask must hold integers 0/1 or bools, got dtype {attention_mask.dtype}")
-    if not torch.isin(attention_mask.long(), torch.tensor([0, 1])).all():
-        raise ValueError("attention_mask must hold only 0 (pad) and 1 (keep)")
+        raise TypeError(f"attention_mask must hold integers 0/1, got dtype {attention_mask.dtype}")
+    if attention_mask.dim() != 2:
+        raise ValueError(f"attention_mask must have shape (N, S), got {tuple(attention_mask.shape)}")
+    if not torch.isin(attention_mask, torch.tensor([0, 1], dtype=attention_mask.dtype)).all():
+        raise ValueError("attention_mask must hold only 0 (pad) and 1 (keep), "
+                         f"got values {attention_mask.unique().tolist()}")
     return attention_mask == 0
 
 
 def fill_value(fill: Fill, dtype: torch.dtype) -> float:
-    """Resolve fill ("min", "-inf" or a number) to a float that `dtype` can hold."""
+    """Resolve fill ("min", "-inf" or a negative number) to a float that `dtype` can hold."""
+    if not isinstance(dtype, torch.dtype):
+        modules = (type(dtype).__module__, getattr(dtype, "__module__", None) or "")
+        if any(m.split(".")[0] == "numpy" for m in modules):
+            name = getattr(dtype, "name", None) or getattr(dtype, "__name__", str(dtype))
+            raise TypeError(f"dtype must be a torch.dtype, got the numpy dtype {name}: use torch.{name}")
+        raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {type(dtype).__name__} {dtype!r}")
     if not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating dtype, got {dtype}")
     if fill == "min":
@@ -80,6 +119,8 @@ def fill_value(fill: Fill, dtype: torch.dtype) -> float:
         raise TypeError(f"fill must be 'min', '-inf' or a number, got {fill!r}")
     if math.isnan(fill):
         raise ValueError("fill must not be NaN")
+    if fill >= 0:
+        raise ValueError(f"fill must be negative (a masked score must end up below every real score), got {fill!r}")
     if math.isfinite(fill) and abs(fill) > torch.finfo(dtype).max:
         raise ValueError(
             f"fill={fill:g} does not fit in {dtype} (finfo.min = {torch.finfo(dtype).min:g}); use fill='min'"

@@ -58,12 +58,44 @@ def cell_colors(matrix: np.ndarray, hidden: np.ndarray) -> tuple[np.ndarray, np.
     """
     shown = np.ma.masked_array(matrix, mask=hidden | ~np.isfinite(matrix))
     vmin, vmax = (float(shown.min()), float(shown.max())) if shown.count() else (0.0, 1.0)
-    if vmin == vmax:
-        vmin, vmax = vmin - 0.5, vmax + 0.5
+    if vmin == vmax:  # one value only: scale from 0, so that 0 reads as 0 (lightest), not as mid-blue
+        vmin, vmax = min(vmin, 0.0), max(vmax, 0.0) + 1.0
     scaled = (shown - vmin) / (vmax - vmin)
     rgba = CMAP(scaled)                       # masked entries get the 'bad' colour
     dark = (scaled > 0.6).filled(False)
     return rgba, np.asarray(dark)
+
+
+def _checked_table(matrix: object, rows: object, cols: object, fmt: object) -> np.ndarray:
+    """show_weights' and print_table's arguments checked; the matrix as a float (L, S) numpy array."""
+    if isinstance(matrix, torch.Tensor):
+        matrix = matrix.detach().float().cpu().numpy()
+    try:
+        matrix = np.asarray(matrix, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"matrix must be a torch.Tensor or numpy array of numbers, got {type(matrix).__name__}") \
+            from None
+    if matrix.ndim != 2:
+        raise ValueError(f"matrix must be 2-D (L, S), got shape {matrix.shape}")
+    if matrix.size == 0:
+        raise ValueError(f"matrix must have at least one row and one column, got shape {matrix.shape}")
+    for name, labels, n, what in (("rows", rows, matrix.shape[0], "query row"), ("cols", cols, matrix.shape[1],
+                                                                                "key column")):
+        if isinstance(labels, str) or not isinstance(labels, Sequence):
+            raise TypeError(f"{name} must be a list of str labels (one per {what}), got {type(labels).__name__} "
+                            f"{labels!r}")
+        if len(labels) != n:
+            raise ValueError(f"{name} must have {n} labels (one per {what}), got {len(labels)}")
+        bad = next((label for label in labels if not isinstance(label, str)), None)
+        if bad is not None:
+            raise TypeError(f"{name} must hold str labels, got {type(bad).__name__} {bad!r}")
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format spec str for a float, like '.2f', got {type(fmt).__name__}")
+    try:
+        format(0.5, fmt)
+    except ValueError:
+        raise ValueError(f"fmt must be a format spec for a float, like '.2f', got {fmt!r}") from None
+    return matrix
 
 
 def show_weights(
@@ -82,16 +114,8 @@ def show_weights(
     masked: bool, broadcastable to (L, S), True = masked; those cells are greyed and hatched.
     The colour scale uses only finite, unmasked cells, so a -1e9 fill does not wash it out.
     """
-    if isinstance(matrix, torch.Tensor):
-        matrix = matrix.detach().float().cpu().numpy()
-    matrix = np.asarray(matrix, dtype=float)
-    if matrix.ndim != 2:
-        raise ValueError(f"matrix must be 2-D (L, S), got shape {matrix.shape}")
+    matrix = _checked_table(matrix, rows, cols, fmt)
     L, S = matrix.shape
-    if len(rows) != L:
-        raise ValueError(f"rows must have {L} labels (one per query row), got {len(rows)}")
-    if len(cols) != S:
-        raise ValueError(f"cols must have {S} labels (one per key column), got {len(cols)}")
     hidden = as_hidden(masked, (L, S))
     with plt.rc_context(STYLE):
         if ax is None:
@@ -135,11 +159,9 @@ def _align(text: str, width: int, left: bool = False) -> str:
     return text + gap if left else gap + text
 
 
-def print_table(matrix: torch.Tensor, rows: list[str], cols: list[str], fmt: str = ".2f") -> None:
+def print_table(matrix: torch.Tensor | np.ndarray, rows: Sequence[str], cols: Sequence[str], fmt: str = ".2f") -> None:
     """Print an (L, S) table with token labels; -1e9, -inf and NaN in short form (as in show_weights)."""
-    if matrix.dim() != 2 or matrix.shape != (len(rows), len(cols)):
-        raise ValueError(f"matrix must be 2-D ({len(rows)}, {len(cols)}) to match the labels, "
-                         f"got {tuple(matrix.shape)}")
+    matrix = _checked_table(matrix, rows, cols, fmt)
     print(_align("", 6, left=True) + "".join(_align(c, 8) for c in cols))
     for label, row in zip(rows, matrix.tolist(), strict=True):
         print(_align(label, 6, left=True) + "".join(_align(format_cell(v, fmt), 8) for v in row))

@@ -1,5 +1,6 @@
 """helpers.checks: the checks pass on correct attention modules and fail on each broken one."""
 
+import math
 import warnings
 
 import pytest
@@ -75,15 +76,21 @@ def quiet_nested_tensor_warning():
         yield
 
 
+# Two encoder layers + a causal mask + LEFT padding: the first layer's pad rows see no key (NaN), and the second
+# layer's 0 * NaN carries that NaN to every real row. A real hazard, shown in test_checks_left_padding.py.
+NAN_UNDER_LEFT_CAUSAL = {"TransformerEncoder (nested-tensor fast path)"}
+
+
 @pytest.mark.parametrize("name", CORRECT)
 @pytest.mark.parametrize("check", ["padding", "padding, causal", "future"])
 def test_checks_pass_on_correct_attention(name, check):
     attn = seeded(CORRECT[name])
     mode = getattr(attn, "training", None)
+    side = "right" if name in NAN_UNDER_LEFT_CAUSAL and check != "padding" else "both"
     if check == "future":
-        report = check_no_future_leak(attn, embed_dim=E)
+        report = check_no_future_leak(attn, embed_dim=E, padding_side=side)
     else:
-        report = check_padding_invariance(attn, embed_dim=E, causal=check.endswith("causal"))
+        report = check_padding_invariance(attn, embed_dim=E, causal=check.endswith("causal"), padding_side=side)
     assert report.passed, str(report)
     assert report.first_failure is None
     assert 0 <= report.worst_diff < 1e-6  # float32 rounding only: 20x below the default atol
@@ -91,22 +98,23 @@ def test_checks_pass_on_correct_attention(name, check):
 
 
 @pytest.mark.parametrize(
-    ("attn", "padding", "padding_causal", "future"),
+    ("attn", "padding", "padding_causal", "padding_causal_right", "future"),
     [
-        (ignores_masks, False, False, False),
-        (mha_masks_to_sdpa, False, False, False),
-        # With a causal mask, right padding sits in every real token's future: it is hidden anyway,
-        # so only the non-causal padding check can catch a missing key padding mask.
-        (masks_queries_not_keys, False, True, True),
-        (ignores_attn_mask, True, True, False),
-        (nan_everywhere, False, False, False),
+        (ignores_masks, False, False, False, False),
+        (mha_masks_to_sdpa, False, False, False, False),
+        # With a causal mask, RIGHT padding sits in every real token's future: it is hidden anyway, so only
+        # left padding (in the default padding_side="both") or causal=False can catch a missing key padding mask.
+        (masks_queries_not_keys, False, False, True, True),
+        (ignores_attn_mask, True, True, True, False),
+        (nan_everywhere, False, False, False, False),
     ],
 )
-def test_checks_fail_on_broken_attention(attn, padding, padding_causal, future):
+def test_checks_fail_on_broken_attention(attn, padding, padding_causal, padding_causal_right, future):
     results = (check_padding_invariance(attn, embed_dim=E).passed,
                check_padding_invariance(attn, embed_dim=E, causal=True).passed,
+               check_padding_invariance(attn, embed_dim=E, causal=True, padding_side="right").passed,
                check_no_future_leak(attn, embed_dim=E).passed)
-    assert results == (padding, padding_causal, future)
+    assert results == (padding, padding_causal, padding_causal_right, future)
 
 
 def test_failing_report_describes_the_first_failure():
@@ -116,13 +124,19 @@ def test_failing_report_describes_the_first_failure():
     assert report.first_failure.startswith("trial 0: lengths ")
     assert "new values at the pad positions changed item" in report.first_failure
     assert str(report).startswith("padding invariance: FAILED (20 trials, atol=1e-05, worst max-abs-diff ")
+    assert f", relative {report.worst_rel_diff:.2g})\n  first failure: trial 0" in str(report)
     leak = check_no_future_leak(mha_masks_to_sdpa, embed_dim=E)
     assert "new values after position" in leak.first_failure
 
 
-def test_nan_counts_as_infinitely_wrong():
+def test_nan_is_reported_as_returned_nan_not_as_a_difference():
     report = check_no_future_leak(nan_everywhere, embed_dim=E)
-    assert report.worst_diff == float("inf")
+    assert not report.passed and math.isnan(report.worst_diff)
+    assert report.first_failure == ("trial 0: lengths [4, 2, 1] padded to 4: in the unedited batch, "
+                                    "attn returned NaN at item 0's real position 0")
+    assert str(report).startswith("no future leak: FAILED (20 trials, atol=1e-05, attn returned NaN or inf)")
+    inf = check_padding_invariance(lambda x, kpm, am: x.masked_fill(~kpm[..., None], math.inf), embed_dim=E)
+    assert "attn returned inf at item 0's real position 0" in inf.first_failure
 
 
 def test_passing_report_text_has_no_machine_dependent_digits():
@@ -172,7 +186,7 @@ def test_embed_dim_is_read_from_known_modules():
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda: check_padding_invariance(42), TypeError, "attn must be callable as attn"),
+        (lambda: check_padding_invariance(42), TypeError, "attn must be callable as attn.*write an adapter"),
         (lambda: check_padding_invariance(steps), ValueError, "embed_dim is required when attn is a plain callable"),
         (lambda: check_padding_invariance(steps, embed_dim=0), ValueError, "embed_dim must be a positive int"),
         (lambda: check_padding_invariance(steps, embed_dim=E, trials=0), ValueError, "trials must be an int >= 1"),

@@ -103,6 +103,8 @@ def test_every_combination_draws_or_explains():
         (lambda: mask_convention_view("bool"), "convention must be one of"),
         (lambda: mask_convention_view(api="torch.matmul"), "api must be one of"),
         (lambda: mask_convention_view(padding="middle"), "padding must be one of"),
+        (lambda: express(causal_mask(5), "bool"), "convention must be one of"),
+        (lambda: convert_mask(causal_mask(5), "bool", SDPA), "convention must be one of"),
     ],
 )
 def test_bad_input_is_named(call, message):

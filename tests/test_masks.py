@@ -44,7 +44,7 @@ def test_to_sdpa_mask_flips():
 def test_from_hf_attention_mask():
     hf = torch.tensor([[1, 1, 1, 0, 0]])
     assert from_hf_attention_mask(hf).tolist() == [[False, False, False, True, True]]
-    assert torch.equal(from_hf_attention_mask(hf.bool()), from_hf_attention_mask(hf))
+    assert torch.equal(from_hf_attention_mask(hf.to(torch.int32)), from_hf_attention_mask(hf))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
@@ -75,7 +75,7 @@ def test_fill_value_resolves():
         (lambda: causal_mask(2.0), ValueError, "size must be a positive int"),
         (lambda: to_sdpa_mask(torch.ones(2, 2)), TypeError, "mask must be a bool tensor"),
         (lambda: to_sdpa_mask([[True]]), TypeError, "mask must be a torch.Tensor"),
-        (lambda: from_hf_attention_mask(torch.tensor([1, 2])), ValueError, "only 0 .pad. and 1"),
+        (lambda: from_hf_attention_mask(torch.tensor([[1, 2]])), ValueError, "only 0 .pad. and 1"),
         (lambda: from_hf_attention_mask(torch.tensor([1.0, 0.0])), TypeError, "attention_mask must hold integers"),
         (lambda: to_additive_mask(torch.tensor([0, 1])), TypeError, "mask must be a bool tensor"),
         (lambda: to_additive_mask(torch.tensor([True]), torch.float16, fill=-1e9), ValueError,

@@ -71,7 +71,7 @@ def setup(torch_index: str = "") -> Path:
     if torch_index == "cpu":
         run(python, "-m", "pip", "install", "--quiet", "--index-url", TORCH_CPU_INDEX, "torch==2.13.0")
     run(python, "-m", "pip", "install", "--quiet", "-r", "requirements.txt")
-    run(python, "-m", "pip", "install", "--quiet", "-e", ".")
+    run(python, "-m", "pip", "install", "--quiet", "-e", ".[notebooks]")
     STAMP.touch()
     return python
 

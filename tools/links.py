@@ -30,7 +30,7 @@ def colab_url(notebook: str) -> str:
 
 def package_spec() -> str:
     """pip requirement that installs helpers/ from the repository (what Colab's set-up cell installs)."""
-    return f"attention-masks-helpers @ git+https://github.com/{REPOSITORY}@{REF}"
+    return f"attention-masks-helpers[notebooks] @ git+https://github.com/{REPOSITORY}@{REF}"
 
 
 def readme_links() -> dict[str, str]:

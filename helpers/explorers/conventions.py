@@ -143,11 +143,16 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
                 caption="hatched: should be blocked    red frame: weight on a blocked key")
 
 
+LABEL = {"description_width": "5.5em"}  # room for "passed to"; each drop-down 30em wide for its longest option
+
+
 def mask_convention_explorer() -> Explorer:
     """Mask convention x API x conversion x padding side -> the weights the API really computes."""
     controls = {
-        "convention": widgets.Dropdown(options=CONVENTIONS, value=CONVENTIONS[0], description="mask"),
-        "api": widgets.Dropdown(options=APIS, value=APIS[1], description="passed to"),
+        "convention": widgets.Dropdown(options=CONVENTIONS, value=CONVENTIONS[0], description="mask",
+                                       layout=widgets.Layout(width="30em"), style=LABEL),
+        "api": widgets.Dropdown(options=APIS, value=APIS[1], description="passed to",
+                                layout=widgets.Layout(width="30em"), style=LABEL),
         "convert": widgets.Checkbox(value=False, description="convert with helpers.masks"),
         "padding": widgets.ToggleButtons(options=list(TOKENS), value="right", description="padding"),
     }

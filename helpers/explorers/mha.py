@@ -113,7 +113,8 @@ def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bo
     if blind:
         raise ValueError(f"query {blind[0]} ({tokens[blind[0]]}) would see no key at all: every key it may look at "
                          "is padding or in its future, and nn.MultiheadAttention returns NaN for such a row. "
-                         "Pad on the right, or switch one of the masks off.")
+                         "For training, pad on the right (or switch one of the masks off); batched generation pads "
+                         "on the left and must handle such rows (chapter 7).")
     mha, table = _causal_toy()
     x = torch.stack([table[t] for t in tokens])[None]                     # (1, L, 4)
     edited = x.clone()

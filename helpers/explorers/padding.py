@@ -66,7 +66,7 @@ def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", ma
     hidden = pad[None, :] | (pad[:, None] if mask_pad_rows else False)
     nan_rows = bool(steps.weights.isnan().any())
     panels = (Panel(steps.masked_scores, tokens, tokens, title=f"scores, {dtype}, fill {fill}", masked=hidden),
-              Panel(steps.weights, tokens, tokens, ylabel="", alert=nan_rows,  # not hatched: read the zeros
+              Panel(steps.weights, tokens, tokens, ylabel="", alert=nan_rows, masked=hidden,
                     title="weights: NaN rows!" if nan_rows else "weights = softmax(row)"))
 
     real_rows = steps.weights[~pad]

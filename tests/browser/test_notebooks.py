@@ -60,7 +60,7 @@ EXPECTED: dict[str, list[Move]] = {
     "02": [  # softmax_explorer
         Move("mask pad rows too", kind="checkbox", before="float32, fill -1e9, 2 pad(s), pad rows kept",
              after="pad rows masked: real rows give the pad keys weight 0; pad rows: every weight 0.2000 (1/5",
-             masked=16),  # 2 pad columns + 2 pad rows of the scores; the weights are not hatched
+             masked=32),  # 2 pad columns + 2 pad rows (16 cells), hatched in the scores and in the weights
         Move("fill", kind="dropdown", option="-inf", after="fill -inf, 2 pad(s), pad rows masked: real rows give "
              "the pad keys weight 0; pad rows are NaN on purpose"),
         Move("fill", kind="dropdown", option="-1e9", after="every weight 0.2000"),
@@ -109,6 +109,19 @@ EXPECTED: dict[str, list[Move]] = {
         Move("convert with helpers.masks", kind="checkbox",
              after="HF 0/1 cast to float -> F.scaled_dot_product_attention, right padding: LEAKS the future"),
         Move("padding", kind="toggle", option="left", after="left padding: LEAKS the future", masked=19),
+    ],
+    "07": [  # fast_paths_explorer: 8 hatched cells = 2 pad rows x 4 output features
+        Move("mode", kind="dropdown", option="eval, grad on", before="MHA, need_weights=False, eval + no_grad, "
+             "left padding + causal: rows with no visible key [0, 1] -> NaN",
+             after="rows with no visible key [0, 1] -> out_proj.bias (0 before out_proj)", masked=8),
+        Move("path", kind="dropdown", option="nn.TransformerEncoder", after="nn.TransformerEncoder, eval, grad on, "
+             "left padding + causal: rows with no visible key [0, 1] -> ordinary values"),
+        Move("padding", kind="toggle", option="right",
+             after="right padding + causal: no row without a visible key; pad rows [3, 4] -> ordinary values"),
+        Move("causal mask", kind="checkbox", after="nn.TransformerEncoder, eval, grad on, right padding: "
+             "no row without a visible key; pad rows [3, 4] -> ordinary values", masked=8),
+        Move("mode", kind="dropdown", option="eval, frozen parameters, grad on",
+             after="pad rows [3, 4] -> exact zeros", masked=8),
     ],
 }
 

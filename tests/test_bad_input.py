@@ -1,0 +1,175 @@
+"""Bad input to masks, attention and checks: a clear error that names the argument, never a silent wrong result."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from helpers import (
+    attention_steps,
+    check_no_future_leak,
+    check_padding_invariance,
+    fill_value,
+    from_hf_attention_mask,
+    key_padding_mask,
+    to_additive_mask,
+)
+
+E = 4
+q, k, v = torch.randn(2, 3, E), torch.randn(2, 5, E), torch.randn(2, 5, 6)
+MASK = torch.tensor([False, True])
+
+
+def identity(x, key_padding_mask, attn_mask):
+    return x
+
+
+# --- fill: a masked score must end up below every real score ---
+
+@pytest.mark.parametrize("fill", [0, 0.0, 1e9, math.inf])
+@pytest.mark.parametrize("call", [
+    lambda fill: fill_value(fill, torch.float32),
+    lambda fill: to_additive_mask(MASK, fill=fill),
+    lambda fill: attention_steps(q, k, v, fill=fill),
+])
+def test_fill_of_zero_or_above_is_refused(call, fill):
+    with pytest.raises(ValueError, match=r"fill must be negative .*got " + repr(fill).replace(".", r"\.")):
+        call(fill)
+
+
+def test_negative_fills_still_work():
+    assert fill_value(-math.inf, torch.float32) == -math.inf
+    assert to_additive_mask(MASK, fill=-1.0).tolist() == [0.0, -1.0]
+
+
+# --- attention_steps ---
+
+def test_attention_steps_refuses_zero_features():
+    with pytest.raises(ValueError, match=r"q and k must have at least one feature \(E >= 1.*got q \(2, 3, 0\)"):
+        attention_steps(torch.randn(2, 3, 0), torch.randn(2, 5, 0), v)
+
+
+def test_attention_steps_refuses_zero_keys():
+    with pytest.raises(ValueError, match=r"k and v must hold at least one key \(S >= 1.*got k \(2, 0, 4\)"):
+        attention_steps(q, torch.randn(2, 0, E), torch.randn(2, 0, 6))
+
+
+@pytest.mark.parametrize(("dtypes", "named"), [
+    ((torch.float32, torch.float64, torch.float32), "k torch.float64"),
+    ((torch.float16, torch.float32, torch.float32), "q torch.float16"),
+    ((torch.float32, torch.float32, torch.bfloat16), "v torch.bfloat16"),
+])
+def test_attention_steps_refuses_mixed_dtypes_by_name(dtypes, named):
+    with pytest.raises(TypeError, match=f"q, k and v must have the same dtype, got .*{named}"):
+        attention_steps(q.to(dtypes[0]), k.to(dtypes[1]), v.to(dtypes[2]))
+
+
+# --- from_hf_attention_mask ---
+
+@pytest.mark.parametrize("shape", [(5,), (2, 1, 1, 5), (2, 1, 5)])
+def test_from_hf_attention_mask_wants_n_by_s(shape):
+    with pytest.raises(ValueError, match=rf"attention_mask must have shape \(N, S\), got {re.escape(str(shape))}"):
+        from_hf_attention_mask(torch.ones(shape, dtype=torch.long))
+
+
+def test_from_hf_attention_mask_wants_zeros_and_ones():
+    with pytest.raises(ValueError, match=r"only 0 \(pad\) and 1 \(keep\), got values \[-1, 1\]"):
+        from_hf_attention_mask(torch.tensor([[1, -1]]))
+
+
+def test_from_hf_attention_mask_refuses_bool_and_names_the_polarity():
+    with pytest.raises(TypeError, match=r"Hugging Face: 1 = real token, 0 = pad.*probably already a padding mask"):
+        from_hf_attention_mask(torch.tensor([[True, False]]))
+
+
+# --- fill_value's dtype ---
+
+@pytest.mark.parametrize(("dtype", "message"), [
+    ("float32", r"dtype must be a torch.dtype such as torch.float32, got str 'float32'"),
+    (None, r"dtype must be a torch.dtype such as torch.float32, got NoneType None"),
+    (np.float16, r"dtype must be a torch.dtype, got the numpy dtype float16: use torch.float16"),
+    (np.dtype("float32"), r"dtype must be a torch.dtype, got the numpy dtype float32: use torch.float32"),
+])
+def test_fill_value_dtype_must_be_a_torch_dtype(dtype, message):
+    with pytest.raises(TypeError, match=message):
+        fill_value("min", dtype)
+    with pytest.raises(TypeError, match=message):
+        to_additive_mask(MASK, dtype)
+
+
+# --- key_padding_mask ---
+
+def test_key_padding_mask_takes_numpy_and_0d_tensor_integers():
+    expected = key_padding_mask([2, 1], max_len=3)
+    assert torch.equal(key_padding_mask([np.int64(2), torch.tensor(1)], max_len=np.int32(3)), expected)
+    assert torch.equal(key_padding_mask(np.array([2, 1]), max_len=torch.tensor(3)), expected)
+
+
+def test_key_padding_mask_blames_lengths_when_max_len_was_not_given():
+    with pytest.raises(ValueError, match=r"lengths must hold at least one length > 0 when max_len is not given"):
+        key_padding_mask([0, 0])
+    assert key_padding_mask([0, 0], max_len=2).all()     # with max_len, empty sequences are fine
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: key_padding_mask([True, 2]), r"lengths must be a list of ints, got \[True, 2\]"),
+    (lambda: key_padding_mask([torch.tensor(True)]), r"lengths must be a list of ints"),
+    (lambda: key_padding_mask("12"), r"lengths must be a list of ints, got str"),
+    (lambda: key_padding_mask([2], max_len=3.0), r"max_len must be an int, got float 3.0"),
+    (lambda: key_padding_mask([2], max_len=True), r"max_len must be an int, got the bool True"),
+])
+def test_key_padding_mask_names_the_wrong_argument(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+# --- checks ---
+
+@pytest.mark.parametrize("name", ["causal", "pooled", "nonfinite_junk", "raise_on_fail"])
+@pytest.mark.parametrize("value", ["no", 1, None])
+def test_flags_of_the_checks_must_be_bool(name, value):
+    with pytest.raises(TypeError, match=f"{name} must be a bool \\(True or False\\), got "):
+        check_padding_invariance(identity, embed_dim=E, **{name: value})
+
+
+def test_padding_side_and_rtol_are_checked():
+    with pytest.raises(ValueError, match=r"padding_side must be one of \['right', 'left', 'both'\], got 'top'"):
+        check_no_future_leak(identity, embed_dim=E, padding_side="top")
+    with pytest.raises(ValueError, match=r"rtol must be a finite number >= 0, got -1"):
+        check_padding_invariance(identity, embed_dim=E, rtol=-1)
+
+
+@pytest.mark.parametrize("seed", [2**64, -2**63 - 1, 10**30])
+def test_a_seed_beyond_64_bits_is_refused_by_name(seed):
+    with pytest.raises(ValueError, match=r"seed must fit in 64 bits \(-2\*\*63 <= seed < 2\*\*64\), got "):
+        check_no_future_leak(identity, embed_dim=E, seed=seed)
+
+
+def test_64_bit_seeds_are_fine():
+    assert check_no_future_leak(identity, embed_dim=E, seed=2**64 - 1, trials=2).passed
+    assert check_no_future_leak(identity, embed_dim=E, seed=-2**63, trials=2).passed
+
+
+@pytest.mark.parametrize("attn", [42, "mha", None])
+def test_a_module_that_is_not_callable_is_pointed_to_the_adapter_pattern(attn):
+    with pytest.raises(TypeError, match=r"attn must be callable .*write an adapter attn\(x, key_padding_mask, "
+                                        r"attn_mask\) -> output"):
+        check_padding_invariance(attn, embed_dim=E)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.Transformer(E, 2, 1, 1, 8, batch_first=True),
+    lambda: nn.TransformerDecoderLayer(E, 2, 8, batch_first=True),
+    lambda: nn.TransformerDecoder(nn.TransformerDecoderLayer(E, 2, 8, batch_first=True), 1),
+])
+def test_encoder_decoder_modules_are_pointed_to_the_adapter_pattern(make):
+    module = make().eval()
+    name = type(module).__name__
+    for check in (check_padding_invariance, check_no_future_leak):
+        with pytest.raises(TypeError, match=rf"attn is an nn.{name}, which needs a target and a memory .*"
+                                            r"write an adapter .*tgt_key_padding_mask=kpm"):
+            check(module, embed_dim=E)
+
