@@ -1,24 +1,44 @@
-# Entry point: `make lab` to learn, `make test` to check everything.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# Entry point: `make lab` to learn, `make test` to check everything. Without make: python tools/dev.py lab|test.
+# Python 3.11: the chapters' outputs were measured on it (the pins also install on 3.12 and 3.13, untested).
+# PYTHON=/path/to/python3.11 picks one; otherwise the first of python3.11, python3, python that is 3.11.
+PY_VERSION := 3.11
+PYTHON ?= $(shell for p in python$(PY_VERSION) python3 python; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit("%d.%d" % sys.version_info[:2] != "$(PY_VERSION)")' \
+	2>/dev/null && { command -v $$p; break; }; done)
+# TORCH_INDEX=cpu (Linux): install torch 2.13.0 from PyTorch's CPU-only wheel index, about 200 MB instead of the
+# several GB of the CUDA build that Linux gets from the default index. Off by default (CI cannot reach that index).
+TORCH_INDEX ?=
+TORCH_CPU_URL := https://download.pytorch.org/whl/cpu
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+
+define NO_PYTHON
+No Python $(PY_VERSION) found (tried python$(PY_VERSION), python3, python). The chapters' outputs were measured on it.
+  Debian/Ubuntu:  sudo apt install python3.11 python3.11-venv   (Ubuntu: from the deadsnakes PPA)
+  macOS:          brew install python@3.11, or the installer from python.org
+  anywhere:       pyenv install 3.11 && pyenv local 3.11
+  Windows:        the python.org installer, then  py -3.11 tools\dev.py lab
+Or name one: make lab PYTHON=/path/to/python3.11  (3.12 and 3.13 install the same pins, untested).
+endef
+export NO_PYTHON
 
 .PHONY: lab test lint unit execute slides clean
 
 $(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "$$NO_PYTHON" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(filter cpu,$(TORCH_INDEX)),$(BIN)/python -m pip install --quiet --index-url $(TORCH_CPU_URL) torch==2.13.0)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet -e ".[notebooks]"
 	touch $@
 
-# JupyterLab on 127.0.0.1 with a random token (printed in the URL), no browser needed.
+# JupyterLab on 127.0.0.1 with a random token (printed in the URL), rooted at the repository, opening
+# my-notebooks/00_start_here.ipynb: your git-ignored copies of the chapters (see tools/dev.py).
 lab: $(STAMP)
-	$(BIN)/jupyter lab --no-browser --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) \
-		--ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/00_start_here.ipynb
+	$(BIN)/python tools/dev.py lab --no-setup
 
 lint: $(STAMP)
 	$(BIN)/ruff check helpers tests notebooks benchmarks tools
@@ -36,7 +56,7 @@ unit: $(STAMP)
 execute: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(or $(NB),$(NOTEBOOKS))
 
-# A reveal.js deck per chapter in build/slides/ (cells tagged by rules at export time, see tools/slides.py).
+# A reveal.js deck per chapter in build/slides/, opening from disk with no network (see tools/slides.py).
 slides: $(STAMP)
 	$(BIN)/python tools/slides.py --out build/slides
 

@@ -1,12 +1,19 @@
-"""requirements.txt (pip) and environment.yml (Binder/conda) must describe the same stack."""
+"""requirements.txt (pip), environment.yml (Binder/conda runtime) and environment-test.yml (conda test tools)
+describe one stack: same versions, conda-forge names, no test tools and no local package in the runtime file."""
+
+from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDA_NAMES = {"torch": "pytorch-cpu"}  # pip name -> conda-forge name
+CONDA_NAMES = {"torch": "pytorch-cpu"}  # pip name -> conda-forge name where they differ
+TEST_ONLY = {"pytest", "hypothesis", "ruff", "nbval", "playwright"}
+# conda-forge's `playwright` is the Node.js tool (its recipe needs nodejs), not the Python library: pip only.
+NOT_ON_CONDA = {"playwright", "pytorch", "torch"}
 
 
 def pip_pins() -> dict[str, str]:
@@ -14,51 +21,71 @@ def pip_pins() -> dict[str, str]:
     for line in (ROOT / "requirements.txt").read_text().splitlines():
         line = line.split("#")[0].strip()
         if line:
+            assert re.fullmatch(r"[A-Za-z0-9_.\-]+==[0-9][\w.]*", line), f"{line!r} is not name==version"
             name, version = line.split("==")
             pins[name.lower()] = version
     return pins
 
 
-def conda_pins() -> tuple[dict[str, str], list[str]]:
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    assert env["channels"] == ["conda-forge"]
-    pins, pip_section = {}, []
-    for dep in env["dependencies"]:
-        if isinstance(dep, dict):
-            pip_section = dep["pip"]
-        elif "=" in dep:
-            name, version = dep.split("=")
-            pins[name.lower()] = version
-    for line in pip_section:
-        if "==" in line:
+class Env:
+    def __init__(self, path: Path) -> None:
+        env = yaml.safe_load(path.read_text())
+        assert env["channels"] == ["conda-forge"], f"{path.name}: conda-forge only"
+        self.conda, self.pip, self.pip_lines = {}, {}, []
+        for dep in env["dependencies"]:
+            if isinstance(dep, dict):
+                self.pip_lines = list(dep["pip"])
+            elif dep != "pip":
+                name, version = dep.split("=")
+                self.conda[name.lower()] = version
+        for line in self.pip_lines:
+            assert "==" in line, f"{path.name}: pip line {line!r} is not an exact pin"
             name, version = line.split("==")
-            pins[name.lower()] = version
-    return pins, pip_section
+            self.pip[name.lower()] = version
+
+    def pins(self) -> dict[str, str]:
+        """Every pin under its pip name."""
+        to_pip = {conda: pip for pip, conda in CONDA_NAMES.items()}
+        return {to_pip.get(name, name): v for name, v in self.conda.items()} | self.pip
 
 
-def test_every_pin_matches():
-    pip, (conda, _) = pip_pins(), conda_pins()
+RUNTIME, TESTS = Env(ROOT / "environment.yml"), Env(ROOT / "environment-test.yml")
+
+
+def test_the_two_files_together_pin_exactly_requirements_txt():
+    pip, runtime, tests = pip_pins(), RUNTIME.pins(), TESTS.pins()
     assert pip["torch"] == "2.13.0"
+    assert runtime.pop("python") == "3.11"
+    assert not set(runtime) & set(tests), "a package is in both environment files"
+    both = runtime | tests
     for name, version in pip.items():
-        conda_name = CONDA_NAMES.get(name, name)
-        assert conda_name in conda, f"{name} is in requirements.txt but not in environment.yml"
-        assert conda[conda_name] == version, f"{name}: {version} (pip) vs {conda[conda_name]} (conda)"
-    assert set(conda) - {CONDA_NAMES.get(n, n) for n in pip} == {"python"}
+        assert name in both, f"{name} is in requirements.txt but in neither environment file"
+        assert both[name] == version, f"{name}: {version} (requirements.txt) vs {both[name]} (environment files)"
+    assert set(both) == set(pip), f"not in requirements.txt: {sorted(set(both) - set(pip))}"
 
 
-def test_python_and_helpers():
-    conda, pip_section = conda_pins()
-    assert conda["python"] == "3.11"
-    assert "-e ." in pip_section, "environment.yml must install the helpers package"
+def test_runtime_environment_is_lean():
+    assert not TEST_ONLY & set(RUNTIME.pins()), "test tools belong in environment-test.yml"
+    assert set(TEST_ONLY) <= set(TESTS.pins())
+    for name in ("jupyterlab", "ipykernel", "ipywidgets", "matplotlib", "matplotlib-fontja"):
+        assert name in RUNTIME.pins(), f"the chapters need {name} at run time"
 
 
-def test_readme_binder_links_open_existing_notebooks():
-    readme = (ROOT / "README.md").read_text()
-    links = re.findall(r"https://mybinder\.org/v2/gh/([^/\s]+/[^/\s]+)/(\w+)\?urlpath=lab/tree/(\S+?\.ipynb)", readme)
-    assert links, "the README has a Binder badge"
-    assert readme.count("mybinder.org/v2/gh/") == 1, "the repository slug is set in exactly one place"
-    for _slug, _ref, notebook in links:
-        assert (ROOT / notebook).is_file(), f"Binder link opens {notebook}, which does not exist"
+def test_no_local_pip_requirement():
+    """A local requirement (-e ., ./, file:) turns off repo2docker's cached environment layer; postBuild installs it."""
+    for env in (RUNTIME, TESTS):
+        for line in env.pip_lines:
+            assert not re.match(r"(-e|--editable)\b|\.|/|file:|git\+", line.strip()), f"local pip requirement {line!r}"
+    post_build = ROOT / "postBuild"
+    assert post_build.stat().st_mode & stat.S_IXUSR, "postBuild must be executable"
+    assert "pip install --no-deps -e ." in post_build.read_text()
+
+
+def test_conda_names_are_conda_forge_names():
+    for env in (RUNTIME, TESTS):
+        assert not NOT_ON_CONDA & set(env.conda), "torch is pytorch-cpu on conda-forge; playwright comes from pip"
+    assert "pytorch-cpu" in RUNTIME.conda
+    assert "playwright" in TESTS.pip
 
 
 def test_readme_chapter_links_exist():

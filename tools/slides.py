@@ -6,9 +6,15 @@ tagged here, by rules, before nbconvert's SlidesExporter runs:
 - another markdown cell right after a code cell starts a sub-slide (the next step), else it stays on the slide;
 - a code cell is a fragment (it appears on the next click); one longer than LONG_CODE lines shows only
   its output (input hidden), or is skipped if it has no output;
+- a code cell that draws a figure (an image output) starts a sub-slide of its own, so the figure fits;
+  its code shows only if it is at most FIGURE_CODE lines long;
 - skipped: explorer cells (first line `# NBVAL_IGNORE_OUTPUT`: a live widget has no place in a static deck),
   the code cell right after a hidden solution (<details>) that runs it, and empty cells;
-- a cell that already has `slideshow` metadata in the notebook keeps it.
+- a cell that already has `slideshow` metadata in the notebook keeps it;
+- links to other chapters (NN_name.ipynb) point to their decks (NN_name.slides.html).
+The decks work from disk with no network: the template in tools/slides_template/offline loads no CDN script
+(no jQuery, require.js or MathJax: TeX shows as its source) and reveal.js comes from tools/vendor/, copied to
+<out>/reveal.js/. Figures are capped to the slide's height and long lines wrap.
 Usage: python tools/slides.py [NOTEBOOK ...] [--out DIR]  (default: every notebooks/NN_*.ipynb into build/slides)
 """
 
@@ -16,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -25,7 +33,12 @@ from traitlets.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG_CODE = 15          # lines; longer code cells show their output only
+FIGURE_CODE = 6         # lines; a figure's code longer than this is hidden, leaving the slide to the figure
 HIDE_INPUT = "slides-hide-input"
+TEMPLATES = ROOT / "tools" / "slides_template"
+REVEAL = ROOT / "tools" / "vendor" / "reveal.js-5.2.1"
+REVEAL_DIR = "reveal.js"  # next to the decks; the template loads <REVEAL_DIR>/dist/reveal.{js,css}
+CHAPTER_LINK = re.compile(r"\]\((\d\d_[\w.\-]*?)\.ipynb(#[^)\s]*)?\)")
 
 
 def _heading(source: str) -> int:
@@ -55,16 +68,26 @@ def slide_type(cell: nbformat.NotebookNode, previous: nbformat.NotebookNode | No
         return "skip", False
     if previous is not None and previous.cell_type == "markdown" and "<details>" in previous.source:
         return "skip", False
-    if len(source.splitlines()) > LONG_CODE:
+    lines = len(source.splitlines())
+    if any("image/png" in output.get("data", {}) for output in cell.get("outputs", [])):
+        return "subslide", lines > FIGURE_CODE
+    if lines > LONG_CODE:
         return ("fragment", True) if cell.get("outputs") else ("skip", False)
     return "fragment", False
 
 
+def deck_links(source: str) -> str:
+    """Markdown with links to chapters (NN_name.ipynb[#anchor]) pointing at their decks."""
+    return CHAPTER_LINK.sub(lambda m: f"]({m[1]}.slides.html{m[2] or ''})", source)
+
+
 def tag_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of nb with slideshow metadata on every cell (explicit metadata in nb wins)."""
+    """A copy of nb with slideshow metadata on every cell (explicit metadata in nb wins), links to decks."""
     nb = copy.deepcopy(nb)
     previous = None
     for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = deck_links(cell.source)
         if "slideshow" not in cell.metadata:
             kind, hide_input = slide_type(cell, previous)
             cell.metadata["slideshow"] = {"slide_type": kind}
@@ -79,10 +102,21 @@ def exporter() -> SlidesExporter:
     config = Config()
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_input_tags = {HIDE_INPUT}
-    config.SlidesExporter.reveal_scroll = True         # a tall step scrolls instead of being cut off
+    config.SlidesExporter.reveal_url_prefix = REVEAL_DIR
+    config.SlidesExporter.reveal_theme = "white"       # the theme copied by copy_reveal
     config.SlidesExporter.exclude_input_prompt = True
     config.SlidesExporter.exclude_output_prompt = True
-    return SlidesExporter(config=config)
+    return SlidesExporter(config=config, extra_template_basedirs=[str(TEMPLATES)], template_name="offline")
+
+
+def copy_reveal(out_dir: Path) -> None:
+    """The vendored reveal.js files, laid out as the template loads them: <out_dir>/reveal.js/dist/..."""
+    dist = out_dir / REVEAL_DIR / "dist"
+    (dist / "theme").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(REVEAL / "reveal.js", dist / "reveal.js")
+    shutil.copyfile(REVEAL / "reveal.css", dist / "reveal.css")
+    shutil.copyfile(REVEAL / "white.css", dist / "theme" / "white.css")
+    shutil.copyfile(REVEAL / "LICENSE", out_dir / REVEAL_DIR / "LICENSE")
 
 
 def export(path: Path, out_dir: Path) -> Path:
@@ -90,6 +124,7 @@ def export(path: Path, out_dir: Path) -> Path:
     nb = tag_cells(nbformat.read(path, as_version=4))
     body, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     out_dir.mkdir(parents=True, exist_ok=True)
+    copy_reveal(out_dir)
     target = out_dir / f"{path.stem}.slides.html"
     target.write_text(body, encoding="utf-8")
     return target

@@ -27,6 +27,7 @@ import torch
 from matplotlib.colors import is_color_like, to_hex
 from matplotlib.figure import Figure
 
+from helpers import cjk_font
 from helpers.plots import STYLE, as_hidden, cell_colors, format_cell, show_weights
 
 RED = "#d62728"  # matplotlib's tab:red: labels and frames that flag a problem
@@ -132,8 +133,9 @@ CELL = ("min-width:3.6em;height:2.4em;text-align:center;vertical-align:middle;bo
 HATCH = "repeating-linear-gradient(-45deg,#d9d9d9 0 5px,#808080 5px 6px)"  # '///' like the figure's hatching
 LABEL = "padding:0.1em 0.5em;font-weight:normal;white-space:nowrap"
 # The page's font first; for 犬 猫 鳥 the browser falls back to these if that font has no Japanese glyphs.
+# helpers-cjk: the web font that helpers.cjk_font inlines, for machines with none of the others.
 FONTS = ("var(--jp-content-font-family, system-ui, sans-serif), IPAexGothic, 'Noto Sans CJK JP', "
-         "'Hiragino Sans', 'Yu Gothic', Meiryo, sans-serif")
+         f"'Hiragino Sans', 'Yu Gothic', Meiryo, '{cjk_font.FAMILY}', sans-serif")
 
 
 def _cell_html(text: str, color: str | None, dark: bool, frame: str | None, mark: str) -> str:
@@ -183,8 +185,9 @@ def view_html(*views: View) -> str:
     caption = _caption(views)
     legend = (f'<div style="color:#404040;font-size:0.85em;white-space:pre-wrap">{html.escape(caption)}</div>'
               if caption else "")
+    labels = "".join("".join(p.rows) + "".join(p.cols) + p.title for p in panels) + caption
     return (f'<div class="explorer-view" style="font-size:15px;line-height:1.3;font-family:{FONTS}">'
-            f"{''.join(_panel_html(p) for p in panels)}{legend}</div>")
+            f"<style>{cjk_font.css(labels)}</style>{''.join(_panel_html(p) for p in panels)}{legend}</div>")
 
 
 # --- the live widget ---

@@ -162,21 +162,28 @@ def japanese_fonts(tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="package")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    executable = require_chromium()
+def playwright_driver() -> Iterator[object]:
+    """One Playwright driver for the package (a second sync_playwright() in the same thread is refused)."""
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
-    env = dict(os.environ, FONTCONFIG_FILE=str(japanese_fonts(tmp_path_factory.mktemp("fonts"))))
     playwright = sync_playwright().start()
     try:
-        chromium = playwright.chromium.launch(executable_path=str(executable), headless=True, args=CHROMIUM_FLAGS,
-                                              env=env)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+        yield playwright
     finally:
         playwright.stop()
+
+
+@pytest.fixture(scope="package")
+def browser(playwright_driver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    executable = require_chromium()
+    env = dict(os.environ, FONTCONFIG_FILE=str(japanese_fonts(tmp_path_factory.mktemp("fonts"))))
+    chromium = playwright_driver.chromium.launch(executable_path=str(executable), headless=True, args=CHROMIUM_FLAGS,
+                                                 env=env)
+    try:
+        yield chromium
+    finally:
+        chromium.close()
 
 
 @pytest.fixture(scope="package")

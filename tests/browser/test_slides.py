@@ -47,18 +47,24 @@ def test_rules_on_a_small_notebook():
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     long_code = code("\n".join(f"x{i} = {i}" for i in range(slides.LONG_CODE + 1)))
     long_code.outputs = [nbformat.v4.new_output("stream", text="done\n")]
+    figure = code("plt.plot([1, 2])\nplt.show()")
+    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBOR"})]
+    long_figure = code("\n".join(["z = 1"] * (slides.FIGURE_CODE + 1)))
+    long_figure.outputs = figure.outputs
     own = md("an explicit choice")
     own.metadata["slideshow"] = {"slide_type": "notes"}
     nb = nbformat.v4.new_notebook(cells=[
         md("# Title"), md("Goals."), code("x = 1"), md("Then this."), md("### Detail"), code(""),
         code("# NBVAL_IGNORE_OUTPUT\nexplorer()"), long_code, code("\n".join(["y = 1"] * 20)),
-        md("## Exercise"), md("<details><summary>Solution</summary>\n\n`check(1)`\n</details>"), code("check(1)"),
-        own,
+        figure, long_figure, md("## Exercise"),
+        md("<details><summary>Solution</summary>\n\n`check(1)`\n</details>"), code("check(1)"), own,
     ])
     kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
     assert kinds == ["slide", "-", "fragment", "subslide", "subslide", "skip", "skip", "fragment", "skip",
-                     "slide", "-", "skip", "notes"]
-    assert slides.tag_cells(nb).cells[7].metadata["tags"] == [slides.HIDE_INPUT]
+                     "subslide", "subslide", "slide", "-", "skip", "notes"]
+    tagged = slides.tag_cells(nb).cells
+    assert tagged[7].metadata["tags"] == [slides.HIDE_INPUT] == tagged[10].metadata["tags"]
+    assert "tags" not in tagged[9].metadata, "a short figure cell keeps its code"
     assert "slideshow" not in nb.cells[0].metadata, "tag_cells works on a copy"
 
 
@@ -79,27 +85,72 @@ def test_every_chapter_exports_a_deck(path: Path, tmp_path: Path):
             assert title[:30] in text, f"{path.name}: heading {title!r} missing from the deck"
 
 
+def test_deck_loads_nothing_from_the_network_and_links_decks(tmp_path: Path):
+    """Every script, style sheet and image is local (or inline); links between chapters open their decks."""
+    path = chapter_notebooks()[1]
+    html = slides.export(path, tmp_path).read_text(encoding="utf-8")
+    loads = re.findall(r"<(?:script|img|link|iframe)\b[^>]*?\b(?:src|href)=\"([^\"]+)\"", html)
+    remote = [url for url in loads if re.match(r"(https?:)?//", url)]
+    assert not remote, f"the deck loads {remote}"
+    for url in loads:
+        if not url.startswith("data:"):
+            assert (tmp_path / url).is_file(), f"the deck loads {url}, which export() did not write"
+    assert "require(" not in html and "MathJax" not in html.split("</head>")[1]
+    links = re.findall(r"<a\b[^>]*href=\"([^\"]+)\"", html)
+    assert any(link.endswith(".slides.html") for link in links), "chapter links point to the decks"
+    assert not [link for link in links if ".ipynb" in link and not link.startswith("http")]
+    assert slides.deck_links("[next](02_x.ipynb) [a](03_y.ipynb#step-2) [web](https://h/z.ipynb)") == (
+        "[next](02_x.slides.html) [a](03_y.slides.html#step-2) [web](https://h/z.ipynb)")
+
+
 @pytest.mark.browser
-def test_a_deck_renders_in_chromium(browser, artifacts, tmp_path: Path):
-    """Load a deck from file:// with the network cut (reveal.js comes from a CDN): its slides are in the DOM."""
+def test_a_deck_starts_offline_and_its_figure_fits(browser, artifacts, tmp_path: Path):
+    """Open a deck from file:// with every http(s) request refused: reveal.js starts, the figure slide fits."""
     notebooks = chapter_notebooks()
     path = next((p for p in notebooks if not p.name.startswith("00")), notebooks[0])
     nb = nbformat.read(path, as_version=4)
     deck = slides.export(path, tmp_path)
     n_slides, n_subslides = expected(nb)
     context = browser.new_context(viewport=VIEWPORT)
-    context.route(re.compile(r"^https?://"), lambda route: route.abort())  # offline, whatever the machine has
+    refused = []
+
+    def refuse(route):
+        refused.append(route.request.url)
+        route.abort()
+
+    context.route(re.compile(r"^(https?|wss?)://"), refuse)  # offline, whatever the machine has
     page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
     try:
         page.goto(deck.as_uri(), wait_until="load")
-        assert page.locator(".reveal .slides > section").count() == n_slides
+        page.wait_for_function("() => window.Reveal && Reveal.isReady()", timeout=15_000)
+        assert page.locator(".reveal.ready").count() == 1
+        assert not errors, f"script errors: {errors}"
+        assert not refused, f"the deck asked the network for {refused}"
+        assert page.evaluate("() => Reveal.getHorizontalSlides().length") == n_slides
         assert page.locator(".reveal .slides > section > section").count() == n_subslides
         title = nb.cells[0].source.split("\n", 1)[0].lstrip("# ").strip()
-        first = page.locator(".reveal .slides > section").first
-        assert title in first.inner_text(), f"the first slide shows {first.inner_text()[:200]!r}"
-        figures = page.locator(".reveal .slides img")
+        assert title.lower() in page.locator(".reveal .slides section.present").first.inner_text().lower()
+        figures = page.locator(".reveal .slides section:not(.stack) img")
         assert figures.count() >= 1, "the deck shows the chapter's figures"
-        assert figures.first.evaluate("img => img.naturalWidth") > 0, "embedded PNGs decode"
-        page.screenshot(path=artifacts / f"slides-{path.stem}.png")
+        page.evaluate("() => Reveal.configure({ transition: 'none' })")
+        for i in range(figures.count()):  # each figure's slide, all fragments shown: the figure is in view
+            figure = figures.nth(i)
+            show = "img => { const at = Reveal.getIndices(img.closest('section')); Reveal.slide(at.h, at.v, 99); }"
+            page.evaluate(show, figure.element_handle())
+            page.wait_for_timeout(300)
+            assert figure.evaluate("img => img.naturalWidth") > 0, "embedded PNGs decode"
+            box = figure.bounding_box()
+            assert box and box["height"] > 50, f"figure {i} is not on screen"
+            assert box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"], f"figure {i} at {box}"
+            assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"], f"figure {i} at {box}"
+        wrap = page.evaluate("() => [...document.querySelectorAll('.reveal pre')]"
+                             ".map(pre => getComputedStyle(pre).whiteSpace)")
+        assert wrap and set(wrap) == {"pre-wrap"}, "long code lines wrap"
+        page.screenshot(path=artifacts / f"slides-{path.stem}-figure.png")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(900)
+        assert page.evaluate("() => Reveal.getIndices()") != {"h": 0, "v": 0}
     finally:
         context.close()

@@ -1,0 +1,93 @@
+"""A tiny web font so 犬 猫 鳥 render in the browser on machines without Japanese fonts.
+
+The matplotlib figures embed their own glyphs; HTML (the explorers' tables) and plain-text output
+(print_table) use the browser's fonts, and many Linux machines have none with Japanese glyphs: they show
+empty boxes. `css(text)` returns an @font-face rule whose font is a subset of IPAexGothic (the font that
+matplotlib-fontja ships, IPA Font License) cut down to the series' few CJK characters and those in `text`,
+inlined as a data URI (about 3 kB for six characters; the alternative, Debian's fonts-noto-cjk, is a 57 MB
+download). `FAMILY` is its name for a font-family list. `page_css()` adds the font to JupyterLab's code and
+prose fonts; `install_jupyter_css(config_dir)` writes it as JupyterLab's custom.css (`make lab`, Binder).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import io
+import json
+from pathlib import Path
+
+FAMILY = "helpers-cjk"
+SERIES_CHARS = "牛犬猫馬魚鳥"  # every CJK character in the chapters and helpers/
+
+
+def _is_cjk(char: str) -> bool:
+    return 0x2E80 <= ord(char) <= 0x9FFF or 0xF900 <= ord(char) <= 0xFAFF or 0xFF00 <= ord(char) <= 0xFFEF
+
+
+def font_path() -> Path:
+    """The TrueType font matplotlib-fontja installs (IPAexGothic)."""
+    import matplotlib_fontja
+
+    return Path(matplotlib_fontja.__file__).parent / "fonts" / "ipaexg.ttf"
+
+
+@functools.cache
+def _subset_woff(chars: str) -> bytes:
+    """WOFF bytes of the font cut down to `chars` (about 0.6 s the first time per set, then cached)."""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    options = subset.Options()
+    options.layout_features = []
+    options.hinting = False
+    options.notdef_outline = True
+    font = TTFont(font_path(), lazy=True)
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text=chars)
+    subsetter.subset(font)
+    font.flavor = "woff"  # zlib-compressed; WOFF2 would need the brotli package
+    buffer = io.BytesIO()
+    font.save(buffer)
+    return buffer.getvalue()
+
+
+def css(text: str = "") -> str:
+    """An @font-face rule for FAMILY covering the series' CJK characters and any in `text`."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    chars = "".join(sorted(set(SERIES_CHARS) | {c for c in text if _is_cjk(c)}))
+    data = base64.b64encode(_subset_woff(chars)).decode("ascii")
+    ranges = ",".join(f"U+{ord(c):X}" for c in chars)
+    return (f"/* glyphs from IPAexGothic (IPA Font License v1.0), cut to {chars} */"
+            f"@font-face{{font-family:'{FAMILY}';src:url(data:font/woff;base64,{data}) format('woff');"
+            f"unicode-range:{ranges};font-display:block}}")
+
+
+def page_css() -> str:
+    """css() plus FAMILY appended to JupyterLab's code and prose font lists (for custom.css).
+
+    A hidden line of the characters loads the font with the page: Chromium may leave the first text it
+    shaped while the font was still loading as empty boxes, so the font must be ready before any output.
+    """
+    return (css() + "\nbody{"
+            f"--jp-code-font-family:var(--jp-code-font-family-default),'{FAMILY}';"
+            "--jp-content-font-family:system-ui,-apple-system,blinkmacsystemfont,'Segoe UI',helvetica,arial,"
+            f"sans-serif,'{FAMILY}'}}\n"
+            f"body::after{{content:'{SERIES_CHARS}';font-family:'{FAMILY}';position:absolute;left:-999px;"
+            "top:0;visibility:hidden}\n")
+
+
+def install_jupyter_css(config_dir: Path) -> Path:
+    """Write page_css() to <config_dir>/custom/custom.css and turn on JupyterLab's custom CSS in
+    <config_dir>/jupyter_lab_config.json (other settings in that file are kept)."""
+    config_dir = Path(config_dir)
+    custom = config_dir / "custom" / "custom.css"
+    custom.parent.mkdir(parents=True, exist_ok=True)
+    custom.write_text(page_css(), encoding="utf-8")
+    settings = config_dir / "jupyter_lab_config.json"  # LabApp reads this one (not jupyter_server_config.d)
+    config = json.loads(settings.read_text(encoding="utf-8")) if settings.exists() else {}
+    config.setdefault("LabApp", {})["custom_css"] = True
+    settings.write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    return custom
+

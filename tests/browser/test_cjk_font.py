@@ -1,0 +1,112 @@
+"""犬 猫 鳥 render in the browser with NO Japanese font on the machine, thanks to helpers.cjk_font.
+
+This test starts its own Chromium whose fontconfig sees only the DejaVu fonts (the suite's other tests add
+IPAexGothic). It checks that the machine really draws the same empty box for 犬 and 猫 in a plain font, then
+that the explorer's HTML and print_table's text (styled as JupyterLab styles output, with the custom.css
+that `make lab` and Binder install) draw three distinct, non-empty glyphs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from browserlib import CHROMIUM_FLAGS, require_chromium
+
+from helpers import cjk_font, print_table
+from helpers.explorers import pad_cells_view, view_html
+
+pytestmark = pytest.mark.browser
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
+
+GLYPHS = """async (selector) => {
+  const el = document.querySelector(selector);
+  const font = "40px " + getComputedStyle(el).fontFamily;
+  await document.fonts.load(font, "犬猫鳥");
+  const draw = (ch, f) => {
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = 64;
+    const ctx = canvas.getContext("2d");
+    ctx.font = f;
+    ctx.fillText(ch, 4, 48);
+    const data = ctx.getImageData(0, 0, 64, 64).data;
+    let inked = 0, hash = 0;
+    for (let i = 3; i < data.length; i += 4) {
+      if (data[i]) { inked++; hash = (hash * 31 + i * data[i]) % 1000000007; }
+    }
+    return { inked, hash, width: ctx.measureText(ch).width };
+  };
+  return {
+    text: el.textContent,
+    ours: ["犬", "猫", "鳥"].map(ch => draw(ch, font)),
+    plain: ["犬", "猫", "鳥"].map(ch => draw(ch, "40px 'DejaVu Sans', sans-serif")),
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def bare_chromium(playwright_driver, tmp_path_factory: pytest.TempPathFactory):
+    """Chromium that sees only the DejaVu fonts: no CJK font at all."""
+    executable = require_chromium()
+    if not DEJAVU.is_dir():
+        pytest.skip(f"{DEJAVU} not found (Debian's fonts-dejavu-core)")
+    tmp = tmp_path_factory.mktemp("bare-fonts")
+    config = tmp / "fonts.conf"
+    config.write_text(f"""<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig><dir>{DEJAVU}</dir><cachedir>{tmp / "cache"}</cachedir></fontconfig>
+""")
+    env = dict(os.environ, FONTCONFIG_FILE=str(config))
+    env.pop("FONTCONFIG_PATH", None)
+    chromium = playwright_driver.chromium.launch(executable_path=str(executable), headless=True, args=CHROMIUM_FLAGS,
+                                                 env=env)
+    try:
+        yield chromium
+    finally:
+        chromium.close()
+
+
+PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
+:root { --jp-code-font-family-default: menlo, consolas, 'DejaVu Sans Mono', monospace; }
+.jp-OutputArea-output pre { font-family: var(--jp-code-font-family); }
+</style><style id="custom"></style></head><body></body></html>"""
+
+
+def outputs_html() -> str:
+    """What JupyterLab shows for a print_table call and an explorer: a <pre> and the explorer's HTML."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print_table(torch.eye(3), ["犬", "猫", "鳥"], ["犬", "猫", "鳥"])
+    table = out.getvalue().replace("&", "&amp;").replace("<", "&lt;")
+    return (f'<div class="jp-OutputArea-output"><pre id="stream">{table}</pre></div>'
+            f'<div id="explorer">{view_html(pad_cells_view(2))}</div>')
+
+
+def test_glyphs_render_without_system_cjk_fonts(bare_chromium, artifacts):
+    page = bare_chromium.new_page()
+    try:
+        # like JupyterLab with the custom.css of `make lab` / Binder: the page loads, then outputs appear
+        page.set_content(PAGE, wait_until="load")
+        page.evaluate("css => { document.getElementById('custom').textContent = css; return document.fonts.ready }",
+                      cjk_font.page_css())
+        page.wait_for_function(f"() => document.fonts.check(\"15px '{cjk_font.FAMILY}'\", '犬')")
+        page.evaluate("html => { document.body.insertAdjacentHTML('beforeend', html); }", outputs_html())
+        page.wait_for_timeout(300)
+        page.evaluate("() => { [...document.querySelectorAll('#explorer th')]"
+                      ".find(th => th.textContent === '犬').id = 'kanji'; }")
+        for where, selector in [("explorer table", "#kanji"), ("print_table output", "#stream")]:
+            result = page.evaluate(GLYPHS, selector)
+            assert "犬" in result["text"], where
+            plain = result["plain"]
+            assert plain[0]["hash"] == plain[1]["hash"], "this browser has a Japanese font: the check proves nothing"
+            ours = result["ours"]
+            assert all(g["inked"] > 20 and g["width"] > 20 for g in ours), f"{where}: empty glyphs {ours}"
+            assert len({g["hash"] for g in ours}) == 3, f"{where}: 犬 猫 鳥 draw the same box {ours}"
+        assert page.evaluate(f"() => document.fonts.check(\"40px '{cjk_font.FAMILY}'\", '犬猫鳥')")
+        page.screenshot(path=artifacts / "cjk-font-without-system-fonts.png", full_page=True)
+    finally:
+        page.close()

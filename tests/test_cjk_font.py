@@ -1,0 +1,40 @@
+"""helpers.cjk_font: a small inlined web font with the series' CJK glyphs (the browser test checks it renders)."""
+
+import base64
+import json
+import re
+
+import pytest
+
+from helpers import cjk_font
+from helpers.explorers import pad_cells_view, view_html
+
+
+def test_css_is_a_small_font_face_for_the_series_characters():
+    rule = cjk_font.css()
+    assert f"font-family:'{cjk_font.FAMILY}'" in rule
+    ranges = re.search(r"unicode-range:([^;]+);", rule)[1].split(",")
+    assert {f"U+{ord(c):X}" for c in "犬猫鳥牛馬魚"} == set(ranges)
+    data = base64.b64decode(re.search(r"base64,([A-Za-z0-9+/=]+)\)", rule)[1])
+    assert data[:4] == b"wOFF" and len(data) < 8_000, f"{len(data)} bytes"
+
+
+def test_css_adds_other_cjk_characters_of_the_text():
+    assert "U+65E5" in cjk_font.css("日 and ascii")
+    assert "U+65E5" not in cjk_font.css("ascii only")
+    with pytest.raises(TypeError, match="text must be a str"):
+        cjk_font.css(["犬"])
+
+
+def test_view_html_carries_the_font():
+    html = view_html(pad_cells_view(2))
+    assert "@font-face" in html and f"'{cjk_font.FAMILY}'" in html.split("<style>")[0], "the tables use the font"
+
+
+def test_install_jupyter_css(tmp_path):
+    (tmp_path / "jupyter_lab_config.json").write_text('{"LabApp": {"collaborative": false}}')
+    css_path = cjk_font.install_jupyter_css(tmp_path)
+    assert css_path == tmp_path / "custom" / "custom.css"
+    assert "--jp-code-font-family" in css_path.read_text(encoding="utf-8")
+    config = json.loads((tmp_path / "jupyter_lab_config.json").read_text())
+    assert config == {"LabApp": {"collaborative": False, "custom_css": True}}

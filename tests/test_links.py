@@ -1,0 +1,114 @@
+"""Launch links and the Colab set-up cell: one repository slug (tools/links.py) everywhere, every chapter has
+its badge cell and set-up cell (tools/colab.py writes them), and the set-up cell is a silent no-op off Colab."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+spec = importlib.util.spec_from_file_location("colab", ROOT / "tools" / "colab.py")
+colab = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(colab)
+links = colab.links
+CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+LAUNCH = re.compile(r"https://(?:mybinder\.org/v2/gh|colab\.research\.google\.com/github)/([^/\s)]+/[^/\s)]+)/"
+                    r"(?:blob/)?([\w.\-]+)")
+
+
+def test_readme_launch_links_are_the_ones_from_links_py():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name, url in links.readme_links().items():
+        assert f"[{name}]: {url}" in readme, "run `python tools/links.py`"
+    assert readme.count("mybinder.org/v2/gh/") == 1, "the README sets its Binder link in one place"
+    assert (ROOT / links.START).is_file()
+
+
+@pytest.mark.parametrize("path", [ROOT / "README.md", *CHAPTERS], ids=lambda p: p.name)
+def test_every_launch_link_uses_the_slug(path: Path):
+    for slug, ref in LAUNCH.findall(path.read_text(encoding="utf-8")):
+        assert (slug, ref) == (links.REPOSITORY, links.REF), f"{path.name}: a link to {slug}@{ref}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_chapter_has_its_badge_and_setup_cell(path: Path):
+    nb = nbformat.read(path, as_version=4)
+    fix = "run `python tools/colab.py` (then re-execute the chapter)"
+    ids = [cell.get("id") for cell in nb.cells]
+    assert ids.count(colab.BADGE_ID) == 1 and ids.count(colab.SETUP_ID) == 1, f"{path.name}: {fix}"
+    badge = nb.cells[ids.index(colab.BADGE_ID)]
+    assert ids.index(colab.BADGE_ID) == 1 and badge.source == colab.badge_source(colab.relative(path)), fix
+    first_code = next(cell for cell in nb.cells if cell.cell_type == "code")
+    assert first_code.get("id") == colab.SETUP_ID, f"{path.name}: the set-up cell must be the first code cell"
+    assert first_code.source == colab.setup_source(), f"{path.name}: {fix}"
+    assert not first_code.outputs, f"{path.name}: outside Colab the set-up cell prints nothing"
+
+
+def test_colab_installs_the_pinned_font():
+    assert f"{colab.FONTJA}\n" in (ROOT / "requirements.txt").read_text()
+
+
+def test_apply_is_idempotent_and_keeps_other_cells():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook(cells=[md("# Title"), md("Goals."), code("x = 1"), code("y = 2")])
+    once = colab.apply(nbformat.from_dict(json.loads(json.dumps(nb))), "notebooks/99_x.ipynb")
+    twice = colab.apply(nbformat.from_dict(json.loads(json.dumps(once))), "notebooks/99_x.ipynb")
+    assert once == twice
+    assert [c.get("id") for c in once.cells][1] == colab.BADGE_ID
+    assert [c.source for c in once.cells] == ["# Title", colab.badge_source("notebooks/99_x.ipynb"), "Goals.",
+                                             colab.setup_source(), "x = 1", "y = 2"]
+    assert all(c.metadata["slideshow"] == {"slide_type": "skip"} for c in once.cells[1:4:2])
+    with pytest.raises(ValueError, match="title cell"):
+        colab.apply(nbformat.v4.new_notebook(cells=[code("x = 1")]), "notebooks/99_x.ipynb")
+
+
+HARNESS = """
+import json, os, subprocess, sys, types
+calls = []
+def record(*args, **kwargs):
+    calls.append(list(args[0]) if args else kwargs)
+    return subprocess.CompletedProcess(args, 0)
+for name in ("run", "call", "check_call", "check_output", "Popen"):
+    setattr(subprocess, name, record)
+os.system = record
+if sys.argv[1] == "colab":
+    google = types.ModuleType("google")
+    google.colab = types.ModuleType("google.colab")
+    sys.modules.update({"google": google, "google.colab": google.colab})
+else:
+    class NoColab:
+        def find_spec(self, name, path=None, target=None):
+            if name == "google.colab":
+                raise ModuleNotFoundError("No module named 'google.colab'")
+    sys.meta_path.insert(0, NoColab())
+exec(compile(sys.stdin.read(), "colab-setup", "exec"), {"__name__": "__main__"})
+if calls:
+    sys.stderr.write(json.dumps(calls))
+"""
+
+
+def run_setup_cell(where: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", HARNESS, where], input=colab.setup_source(), capture_output=True,
+                          text=True, timeout=60, cwd=ROOT)
+
+
+def test_setup_cell_does_nothing_off_colab():
+    result = run_setup_cell("local")
+    assert result.returncode == 0, result.stderr
+    assert (result.stdout, result.stderr) == ("", ""), "no pip call and no output outside Colab"
+
+
+def test_setup_cell_installs_on_colab():
+    result = run_setup_cell("colab")
+    assert result.returncode == 0 and result.stdout == ""
+    [call] = json.loads(result.stderr)
+    assert call[1:4] == ["-m", "pip", "install"]
+    assert links.package_spec() in call and colab.FONTJA in call

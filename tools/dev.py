@@ -1,0 +1,150 @@
+"""make's targets in plain Python, for Windows (no make) or anywhere: python tools/dev.py COMMAND
+
+  setup    create .venv (with the Python running this script), install requirements.txt and helpers/ (editable)
+  lab      setup if needed, then JupyterLab on 127.0.0.1 at the repository root, opening your copy of chapter 0
+  test     setup if needed, then ruff and one pytest call over tests/ and every notebook through nbval
+  unit     setup if needed, then the tests without a browser
+  execute  re-run chapters in place from a fresh kernel (all, or the ones named after the command)
+  slides   a reveal.js deck per chapter in build/slides/ (opens from disk, no network needed)
+
+`--torch-index cpu` (Linux) installs torch 2.13.0 from PyTorch's CPU-only wheel index first (the default
+index gives Linux the CUDA build, several GB). The stored outputs were measured on Python 3.11.
+
+Learners' work copies: `lab` copies each notebooks/NN_*.ipynb into my-notebooks/ (git-ignored) the first time,
+and opens those, so runs and edits never touch the tracked chapters. A copy you have not changed is refreshed
+when its chapter changes (after a git pull); a copy you changed is kept, and `lab` says so: delete it to get
+the new version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV = ROOT / ".venv"
+STAMP = VENV / ".installed"
+WORK = ROOT / "my-notebooks"
+MEASURED = (3, 11)
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+HOW_TO_GET_PYTHON = """Python 3.11 is the version the chapters' outputs were measured on. To get it:
+  Windows:        the python.org installer, then:  py -3.11 tools\\dev.py lab
+  macOS:          brew install python@3.11  (or the python.org installer, or pyenv install 3.11)
+  Debian/Ubuntu:  sudo apt install python3.11 python3.11-venv  (Ubuntu: the deadsnakes PPA has it)
+  anywhere:       pyenv install 3.11"""
+
+
+def venv_python() -> Path:
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def run(*command: str | Path, **kwargs) -> None:
+    print("+", " ".join(str(c) for c in command), flush=True)
+    subprocess.run([str(c) for c in command], check=True, cwd=ROOT, **kwargs)
+
+
+def check_python() -> None:
+    version = sys.version_info[:2]
+    if version < MEASURED:
+        sys.exit(f"Python {version[0]}.{version[1]} is too old (the pins need 3.11 or newer).\n{HOW_TO_GET_PYTHON}")
+    if version != MEASURED:
+        print(f"warning: Python {version[0]}.{version[1]}: the pins install, but the outputs were measured on "
+              f"3.11; chapter 0 will warn.\n{HOW_TO_GET_PYTHON}", file=sys.stderr)
+
+
+def setup(torch_index: str = "") -> Path:
+    """.venv with every pin installed (skipped while .venv/.installed is newer than the requirement files)."""
+    python = venv_python()
+    sources = [ROOT / "requirements.txt", ROOT / "pyproject.toml"]
+    if STAMP.exists() and python.exists() and all(STAMP.stat().st_mtime >= s.stat().st_mtime for s in sources):
+        return python
+    if not python.exists():
+        check_python()
+        run(sys.executable, "-m", "venv", VENV)
+    run(python, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    if torch_index == "cpu":
+        run(python, "-m", "pip", "install", "--quiet", "--index-url", TORCH_CPU_INDEX, "torch==2.13.0")
+    run(python, "-m", "pip", "install", "--quiet", "-r", "requirements.txt")
+    run(python, "-m", "pip", "install", "--quiet", "-e", ".[notebooks]")
+    STAMP.touch()
+    return python
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def work_copies() -> Path:
+    """Copy new or updated chapters into my-notebooks/, never overwriting a learner's changes."""
+    WORK.mkdir(exist_ok=True)
+    ledger_path = WORK / ".copied.json"  # chapter name -> sha256 of the version last copied
+    ledger = json.loads(ledger_path.read_text()) if ledger_path.exists() else {}
+    for original in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        copy, new = WORK / original.name, _sha(original)
+        if not copy.exists() or (_sha(copy) == ledger.get(original.name) and new != ledger[original.name]):
+            shutil.copyfile(original, copy)
+            ledger[original.name] = new
+        elif new != ledger.get(original.name) and _sha(copy) != new:
+            print(f"note: {original.relative_to(ROOT)} changed; your copy {copy.relative_to(ROOT)} has your "
+                  "changes and was kept (delete it to get the new version)")
+    ledger_path.write_text(json.dumps(ledger, indent=1) + "\n")
+    return WORK / "00_start_here.ipynb"
+
+
+def lab(python: Path) -> None:
+    start = work_copies()
+    config = ROOT / "build" / "jupyter-config"
+    env = dict(os.environ)
+    ask = "from jupyter_core.paths import jupyter_config_dir as d; print(d())"
+    from_user = subprocess.run([str(python), "-c", ask], check=True, capture_output=True, text=True).stdout.strip()
+    env.setdefault("JUPYTERLAB_SETTINGS_DIR", str(Path(from_user) / "lab" / "user-settings"))  # keep the user's
+    env.setdefault("JUPYTERLAB_WORKSPACES_DIR", str(Path(from_user) / "lab" / "workspaces"))
+    env["JUPYTER_CONFIG_DIR"] = str(config)  # only for its custom/custom.css: the Japanese web font
+    run(python, "-c", "import sys; from helpers.cjk_font import install_jupyter_css as i; print(i(sys.argv[1]))",
+        config)
+    command = [python, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={ROOT}",
+               f"--LabApp.default_url=/lab/tree/{start.relative_to(ROOT).as_posix()}"]
+    if hasattr(os, "getuid") and os.getuid() == 0:
+        command.append("--allow-root")
+    run(*command, env=env)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("command", choices=["setup", "lab", "test", "unit", "execute", "slides"])
+    parser.add_argument("notebooks", nargs="*", help="for execute: the chapters to re-run (default: all)")
+    parser.add_argument("--torch-index", choices=["", "cpu"], default=os.environ.get("TORCH_INDEX", ""))
+    parser.add_argument("--no-setup", action="store_true", help="use .venv as it is (make has set it up)")
+    args = parser.parse_args(argv)
+    python = venv_python() if args.no_setup else setup(args.torch_index)
+    nbval = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg"]
+    try:
+        if args.command == "lab":
+            lab(python)
+        elif args.command == "test":
+            run(python, "-m", "ruff", "check", "helpers", "tests", "notebooks", "benchmarks", "tools")
+            run(python, "-m", "pytest", "tests", "notebooks", *nbval, "-q")
+        elif args.command == "unit":
+            run(python, "-m", "pytest", "tests", "-q", "-m", "not browser")
+        elif args.command == "execute":
+            chapters = args.notebooks or sorted(p.relative_to(ROOT).as_posix()
+                                                for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+            run(python, "tools/execute_notebooks.py", *chapters)
+        elif args.command == "slides":
+            run(python, "tools/slides.py", "--out", "build/slides")
+    except subprocess.CalledProcessError as error:
+        return error.returncode
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
