@@ -37,15 +37,18 @@ $(STAMP): requirements.txt pyproject.toml
 
 # JupyterLab on 127.0.0.1 with a random token (printed in the URL), rooted at the repository, opening
 # my-notebooks/00_start_here.ipynb: your git-ignored copies of the chapters (see tools/dev.py).
+# make lab EDITION=ja opens the Japanese edition (notebooks/ja/) instead. (Not LANG=ja: LANG is the locale.)
+EDITION ?= en
 lab: $(STAMP)
-	$(BIN)/python tools/dev.py lab --no-setup
+	$(BIN)/python tools/dev.py lab --no-setup --edition $(EDITION)
 
 lint: $(STAMP)
 	$(BIN)/ruff check helpers tests notebooks benchmarks tools
 
-# One pytest call: unit tests, browser tests and every notebook through nbval.
+# One pytest call: unit tests, browser tests and every notebook through nbval. The Japanese edition's notebooks
+# hold the English code and outputs, which tests/test_japanese_edition.py checks cell by cell: nbval skips them.
 test: lint
-	$(BIN)/python -m pytest tests notebooks --nbval --nbval-current-env \
+	$(BIN)/python -m pytest tests notebooks --ignore=notebooks/ja --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/sanitize.cfg -q
 
 # Unit tests only (no browser, no notebooks).

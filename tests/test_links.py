@@ -24,15 +24,18 @@ LAUNCH = re.compile(r"https://(?:mybinder\.org/v2/gh|colab\.research\.google\.co
                     r"(?:blob/)?([\w.\-]+)")
 
 
-def test_readme_launch_links_are_the_ones_from_links_py():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for name, url in links.readme_links().items():
-        assert f"[{name}]: {url}" in readme, "run `python tools/links.py`"
-    assert readme.count("mybinder.org/v2/gh/") == 1, "the README sets its Binder link in one place"
-    assert (ROOT / links.START).is_file()
+@pytest.mark.parametrize(("readme", "start"), links.READMES.items())
+def test_readme_launch_links_are_the_ones_from_links_py(readme: str, start: str):
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    for name, url in links.readme_links(start).items():
+        assert f"[{name}]: {url}" in text, "run `python tools/links.py`"
+    assert text.count("mybinder.org/v2/gh/") == 1, f"{readme} sets its Binder link in one place"
+    assert (ROOT / start).is_file()
 
 
-@pytest.mark.parametrize("path", [ROOT / "README.md", *CHAPTERS], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [ROOT / "README.md", ROOT / "README.ja.md", *CHAPTERS,
+                                  *sorted((ROOT / "notebooks" / "ja").glob("[0-9][0-9]_*.ipynb"))],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_launch_link_uses_the_slug(path: Path):
     for slug, ref in LAUNCH.findall(path.read_text(encoding="utf-8")):
         assert (slug, ref) == (links.REPOSITORY, links.REF), f"{path.name}: a link to {slug}@{ref}"

@@ -10,6 +10,8 @@
 `--torch-index cpu` (Linux) installs torch 2.13.0 from PyTorch's CPU-only wheel index first (the default
 index gives Linux the CUDA build, several GB). The stored outputs were measured on Python 3.11.
 
+`lab --edition ja` opens the Japanese edition (notebooks/ja/, copied into my-notebooks/ja/) instead.
+
 Learners' work copies: `lab` copies each notebooks/NN_*.ipynb into my-notebooks/ (git-ignored) the first time,
 and opens those, so runs and edits never touch the tracked chapters. A copy you have not changed is refreshed
 when its chapter changes (after a git pull); a copy you changed is kept, and `lab` says so: delete it to get
@@ -80,13 +82,15 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def work_copies() -> Path:
-    """Copy new or updated chapters into my-notebooks/, never overwriting a learner's changes."""
-    WORK.mkdir(exist_ok=True)
-    ledger_path = WORK / ".copied.json"  # chapter name -> sha256 of the version last copied
+def work_copies(edition: str = "en") -> Path:
+    """Copy new or updated chapters into my-notebooks/ (my-notebooks/ja/ for the Japanese edition), never
+    overwriting a learner's changes."""
+    source, work = (ROOT / "notebooks", WORK) if edition == "en" else (ROOT / "notebooks" / "ja", WORK / "ja")
+    work.mkdir(parents=True, exist_ok=True)
+    ledger_path = work / ".copied.json"  # chapter name -> sha256 of the version last copied
     ledger = json.loads(ledger_path.read_text()) if ledger_path.exists() else {}
-    for original in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        copy, new = WORK / original.name, _sha(original)
+    for original in sorted(source.glob("[0-9][0-9]_*.ipynb")):
+        copy, new = work / original.name, _sha(original)
         if not copy.exists() or (_sha(copy) == ledger.get(original.name) and new != ledger[original.name]):
             shutil.copyfile(original, copy)
             ledger[original.name] = new
@@ -94,11 +98,13 @@ def work_copies() -> Path:
             print(f"note: {original.relative_to(ROOT)} changed; your copy {copy.relative_to(ROOT)} has your "
                   "changes and was kept (delete it to get the new version)")
     ledger_path.write_text(json.dumps(ledger, indent=1) + "\n")
-    return WORK / "00_start_here.ipynb"
+    for page in source.glob("*.md"):  # the cheat sheet (and the glossary): links from the chapters resolve
+        shutil.copyfile(page, work / page.name)
+    return work / "00_start_here.ipynb"
 
 
-def lab(python: Path) -> None:
-    start = work_copies()
+def lab(python: Path, edition: str = "en") -> None:
+    start = work_copies(edition)
     config = ROOT / "build" / "jupyter-config"
     env = dict(os.environ)
     ask = "from jupyter_core.paths import jupyter_config_dir as d; print(d())"
@@ -122,15 +128,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", help="for execute: the chapters to re-run (default: all)")
     parser.add_argument("--torch-index", choices=["", "cpu"], default=os.environ.get("TORCH_INDEX", ""))
     parser.add_argument("--no-setup", action="store_true", help="use .venv as it is (make has set it up)")
+    parser.add_argument("--edition", choices=["en", "ja"], default=os.environ.get("EDITION") or "en",
+                        help="lab: the English chapters (default) or the Japanese edition, notebooks/ja/")
     args = parser.parse_args(argv)
     python = venv_python() if args.no_setup else setup(args.torch_index)
     nbval = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg"]
     try:
         if args.command == "lab":
-            lab(python)
+            lab(python, args.edition)
         elif args.command == "test":
             run(python, "-m", "ruff", "check", "helpers", "tests", "notebooks", "benchmarks", "tools")
-            run(python, "-m", "pytest", "tests", "notebooks", *nbval, "-q")
+            run(python, "-m", "pytest", "tests", "notebooks", "--ignore=notebooks/ja", *nbval, "-q")
         elif args.command == "unit":
             run(python, "-m", "pytest", "tests", "-q", "-m", "not browser")
         elif args.command == "execute":
