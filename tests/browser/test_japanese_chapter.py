@@ -1,0 +1,47 @@
+"""One chapter of the Japanese edition in JupyterLab in Chromium: Run All, no error, the explorer responds,
+and the Japanese text is really drawn (its glyphs have width), not shown as empty boxes or left out."""
+
+from __future__ import annotations
+
+import pytest
+from browserlib import VIEWPORT
+from test_notebooks import EXPECTED, check_move, error_outputs, open_notebook, run_all
+
+pytestmark = pytest.mark.browser
+
+CHAPTER = "ja/01_the_pad_question.ipynb"
+HEADING = "パッドの疑問"  # in the title cell of the Japanese chapter 1
+
+# Width of the heading's text, and of the same number of a glyph no font has (U+E000, private use): a font
+# that draws the Japanese gives a width different from the fallback's, and never zero.
+GLYPH_WIDTHS = """text => {
+    const canvas = document.createElement('canvas').getContext('2d');
+    const heading = [...document.querySelectorAll('.jp-RenderedMarkdown h1')].find(h => h.innerText.includes(text));
+    if (!heading) return null;
+    canvas.font = getComputedStyle(heading).font;
+    return [canvas.measureText(text).width, canvas.measureText('\\uE000'.repeat(text.length)).width,
+            heading.getBoundingClientRect().width];
+}"""
+
+
+def test_japanese_chapter_runs_and_shows_japanese(lab, browser, artifacts):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    try:
+        open_notebook(page, lab, CHAPTER)
+        run_all(page)
+        errors = error_outputs(page)
+        assert not errors, f"{CHAPTER}: error output after Run All:\n" + "\n---\n".join(errors)
+        widths = page.evaluate(GLYPH_WIDTHS, HEADING)
+        assert widths is not None, f"{CHAPTER}: no rendered heading contains {HEADING!r}"
+        text, missing, box = widths
+        assert text > 0 and box > 0, f"{CHAPTER}: the Japanese heading has no width: {widths}"
+        assert abs(text - missing) > 0.5, f"{CHAPTER}: the heading is drawn as missing-glyph boxes: {widths}"
+        explorer = page.locator(".explorer").first
+        explorer.locator(".explorer-tables table").first.wait_for(timeout=15_000)
+        explorer.scroll_into_view_if_needed()
+        check_move(page, CHAPTER, explorer, EXPECTED["01"][0])
+        page.screenshot(path=artifacts / "ja_01_the_pad_question.png")
+    finally:
+        context.close()
+        lab.shutdown_kernels()
