@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,18 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--no-first-run"]
 VIEWPORT = {"width": 1366, "height": 1000}
+
+
+EXTERNAL = re.compile(r"^https?://(?!127\.0\.0\.1[:/]|localhost[:/])")
+EMPTY_SVG = "<svg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/>"
+
+
+def new_page(browser):
+    """A page in a fresh context whose requests to other hosts get an empty image: the chapters' Colab and
+    Binder badges load their pictures from the web, which this machine (and CI) cannot reach."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.route(EXTERNAL, lambda route: route.fulfill(status=200, content_type="image/svg+xml", body=EMPTY_SVG))
+    return context, context.new_page()
 
 
 def chapter_notebooks() -> list[Path]:

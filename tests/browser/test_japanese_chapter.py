@@ -4,7 +4,7 @@ and the Japanese text is really drawn (its glyphs have width), not shown as empt
 from __future__ import annotations
 
 import pytest
-from browserlib import VIEWPORT
+from browserlib import new_page
 from test_notebooks import EXPECTED, check_move, error_outputs, open_notebook, run_all
 
 pytestmark = pytest.mark.browser
@@ -25,8 +25,7 @@ GLYPH_WIDTHS = """text => {
 
 
 def test_japanese_chapter_runs_and_shows_japanese(lab, browser, artifacts):
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
+    context, page = new_page(browser)
     try:
         open_notebook(page, lab, CHAPTER)
         run_all(page)

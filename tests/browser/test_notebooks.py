@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browserlib import VIEWPORT, chapter_notebooks
+from browserlib import chapter_notebooks, new_page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from helpers.explorers import EXPLORERS
@@ -338,8 +338,7 @@ def check_move(page, name: str, explorer, move: Move | None) -> float | None:
 @pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
 def test_chapter_runs_and_explorer_responds(path: Path, lab, browser, artifacts, update_times):
     name = path.name
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
+    context, page = new_page(browser)
     page_errors: list[str] = []
     page.on("pageerror", lambda error: page_errors.append(f"uncaught: {error}"))
     page.on("console", lambda msg: page_errors.append(f"console: {msg.text}") if msg.type == "error" else None)
