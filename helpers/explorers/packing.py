@@ -79,7 +79,8 @@ def packing_view(distribution: str = "log-normal", batch_size: int = 4, strategy
         names = [NAMES[groups[busiest][d]] for d in first.document.tolist()]
         labels = [f"{n}{p}" for n, p in zip(names, first.position.tolist(), strict=True)]
         labels += ["·"] * (row_len - used)
-        mask_title = f"document mask of row {busiest}\n(same document AND causal)"
+        row_name = "+".join(NAMES[i] for i in groups[busiest])   # the row label of the layout table
+        mask_title = f"document mask of row {row_name}\n(same document AND causal)"
     else:
         groups = in_order(lengths, batch_size) if strategy == "pad" else bucketed(lengths, batch_size)
         cost = padded_cost(pick(lengths, groups))
