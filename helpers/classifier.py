@@ -90,6 +90,54 @@ def label_of(tokens: Sequence[str]) -> int:
     return int((tokens[last] == "好き") != negated)
 
 
+NOUN_SET = frozenset(NOUNS)
+
+
+def _clause_problem(words: Sequence[str]) -> str | None:
+    """Why words is not a clause noun (と noun)* が [とても] 好き|嫌い [じゃない], or None if it is one."""
+    if not words:
+        return "a clause is empty (けど at the start or the end?)"
+    i = 0
+    while True:
+        if i >= len(words) or words[i] not in NOUN_SET:
+            return f"a clause must start with a noun, and と must be followed by a noun: {' '.join(words)!r}"
+        i += 1
+        if i < len(words) and words[i] == "と":
+            i += 1
+            continue
+        break
+    rest = list(words[i:])
+    if rest[:1] != ["が"]:
+        return f"the nouns of a clause are followed by が: {' '.join(words)!r}"
+    rest = rest[1:]
+    if rest[:1] == ["とても"]:
+        rest = rest[1:]
+    if rest[:1] not in (["好き"], ["嫌い"]):
+        return f"after が (and an optional とても) comes 好き or 嫌い: {' '.join(words)!r}"
+    if rest[1:] not in ([], ["じゃない"]):
+        return f"a clause ends with 好き or 嫌い, or with じゃない after it: {' '.join(words)!r}"
+    return None
+
+
+def grammar_problem(tokens: Sequence[str]) -> str | None:
+    """Why tokens is not a sentence of the task (<cls>, then one clause, or two joined by けど), or None."""
+    if list(tokens[:1]) != ["<cls>"]:
+        return "a sentence starts with '<cls>'"
+    words = list(tokens[1:])
+    if words.count("けど") > 1:
+        return "at most one けど: a sentence has one or two clauses"
+    if "けど" in words:
+        cut = words.index("けど")
+        clauses = [words[:cut], words[cut + 1:]]
+    else:
+        clauses = [words]
+    for words_of_clause in clauses:
+        problem = _clause_problem(words_of_clause)
+        if problem is not None:
+            return problem
+    return None
+
+
 def encode(sentences: Sequence[Sequence[str]], pad_to: int | None = None) -> torch.Tensor:
     """Token ids (N, S), right-padded with <pad> to pad_to (default: the longest sentence)."""
     longest = max(len(s) for s in sentences)
@@ -291,6 +339,29 @@ def accuracy(model: Classifier, examples: Sequence[Example], pad_to: int | None 
     """Accuracy on examples, all padded to pad_to (default: the longest) in one batch."""
     p = predict(model, [e.tokens for e in examples], pad_to)
     return ((p > 0.5).long() == torch.tensor([e.label for e in examples])).float().mean().item()
+
+
+def flipped_lengths(model: Classifier, sentence: Sequence[str], lengths: Sequence[int],
+                    reference: int = MAX_LEN) -> list[int]:
+    """The pad lengths among `lengths` at which the model's prediction for `sentence` (alone in its batch)
+    differs from its prediction when the sentence is padded to `reference`."""
+    if not isinstance(reference, int) or reference < len(sentence):
+        raise ValueError(f"reference must be an int >= the sentence's length {len(sentence)}, got {reference!r}")
+    at_reference = bool(predict(model, [sentence], reference) > 0.5)
+    return [P for P in lengths if bool(predict(model, [sentence], P) > 0.5) != at_reference]
+
+
+def accuracy_at(model: Classifier, examples: Sequence[Example], pad_to: int,
+                key_mask: bool | None = None) -> float:
+    """Accuracy on examples padded to pad_to in one batch. key_mask: None = as the model was trained,
+    True = the book's key mask, False = every key visible (no mask)."""
+    if key_mask is not None and not isinstance(key_mask, bool):
+        raise TypeError(f"key_mask must be None, True or False, got {type(key_mask).__name__}")
+    ids = encode([e.tokens for e in examples], pad_to)
+    mask = None if key_mask is None else ids != PAD_ID if key_mask else torch.ones_like(ids, dtype=torch.bool)
+    with torch.no_grad():
+        logits, _ = model(ids, mask=mask)
+    return (logits.argmax(-1) == torch.tensor([e.label for e in examples])).float().mean().item()
 
 
 def train(masked: bool, *, epochs: int = EPOCHS, seed: int = SEED, pad_to: int = MAX_LEN,

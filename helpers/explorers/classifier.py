@@ -51,7 +51,7 @@ def _unpadded(sentence: str, masked_model: bool) -> float:
     return _run(classifier.trained(masked_model).model, tokens, len(tokens), masked_model)[0]
 
 
-def classifier_view(sentence: str = SENTENCES[5], pad_to: int = 20, mask: str = "as trained") -> View:
+def classifier_view(sentence: str = SENTENCES[1], pad_to: int = 20, mask: str = "as trained") -> View:
     """Both trained models on `sentence` padded to `pad_to`: one table of the <cls> attention rows, and a summary."""
     if mask not in MASK_MODES:
         raise ValueError(f"mask must be one of {list(MASK_MODES)}, got {mask!r}")
@@ -86,7 +86,7 @@ def classifier_view(sentence: str = SENTENCES[5], pad_to: int = 20, mask: str = 
 def classifier_explorer() -> Explorer:
     """Sentence, pad length and the mask at inference -> both trained models' predictions and <cls> attention."""
     controls = {
-        "sentence": widgets.Dropdown(options=[(sentence_label(s), s) for s in SENTENCES], value=SENTENCES[5],
+        "sentence": widgets.Dropdown(options=[(sentence_label(s), s) for s in SENTENCES], value=SENTENCES[1],
                                      description="sentence", layout=widgets.Layout(width="46em")),
         "pad_to": widgets.IntSlider(value=20, min=4, max=PAD_MAX, description="pad to"),
         "mask": widgets.ToggleButtons(options=MASK_MODES, value="as trained", description="mask"),

@@ -123,14 +123,15 @@ EXPECTED: dict[str, list[Move]] = {
         Move("mode", kind="dropdown", option="eval, frozen parameters, grad on",
              after="pad rows [3, 4] -> exact zeros", masked=8),
     ],
-    "08": [  # classifier_explorer: pad to 20 -> 24, mask off, pad to 12 (refused), 13
-        Move("pad to", presses=4, before="pad to 20, mask as trained: masked model (with mask): negative",
-             after="pad to 24, mask as trained: masked model (with mask): negative, P(positive) 0.00 (same as its "
-             "unpadded 0.00)", masked=22),  # the masked model's 2 rows x 11 pad keys
+    "08": [  # classifier_explorer: pad to 20 -> 24, mask off, pad to 4 (refused), 5
+        Move("pad to", presses=4, before="pad to 20, mask as trained: masked model (with mask): positive",
+             after="pad to 24, mask as trained: masked model (with mask): positive, P(positive) 1.00 (same as its "
+             "unpadded 1.00); unmasked model (without mask): positive, P(positive) 1.00 (CHANGED from its unpadded "
+             "0.30)", masked=38),  # the masked model's 2 rows x 19 pad keys
         Move("mask", kind="toggle", option="off for both",
              after="pad to 24, mask off for both: masked model (without mask)", masked=0),
-        Move("pad to", presses=-12, refused=True, after=REFUSED + "this sentence has 13 tokens with <cls>"),
-        Move("pad to", presses=1, after="pad to 13, mask off for both: masked model (without mask)", masked=0),
+        Move("pad to", presses=-20, refused=True, after=REFUSED + "this sentence has 5 tokens with <cls>"),
+        Move("pad to", presses=1, after="pad to 5, mask off for both: masked model (without mask)", masked=0),
     ],
     "09": [  # generation_explorer: mask prompt only -> step 3 -> naive positions -> right padding -> no cache
         Move("mask", kind="dropdown", option="prompt only", before="padding left, positions from the mask, mask every "
