@@ -103,6 +103,7 @@ def test_training_is_reproducible_and_learns_to_count():
 
 def test_explorer_view_summaries():
     assert "3/3 items match" in generation_view().summary
+    assert generation_view().summary.endswith("step 2: weight on pads, summed over the 3 items: 0")
     assert "1/3 items match" in generation_view(positions="naive (left edge)").summary
     right = generation_view(padding="right")
     assert "3/3" not in right.summary

@@ -43,8 +43,8 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
                         xlabel="key slot", ylabel="item (its keys)"))
     same = int((run.tokens == ref.tokens).all(1).sum())
     summary = (f"padding {padding}, positions {positions}, mask {mask}, KV cache {'on' if kv_cache else 'off'}: "
-               f"{same}/{len(PROMPTS)} items match the reference; step {step}: weight on pads "
-               f"{float(weights[pads].sum()):.2g}")
+               f"{same}/{len(PROMPTS)} items match the reference; step {step}: weight on pads, summed over the "
+               f"{len(PROMPTS)} items: {float(weights[pads].sum()):.2g}")
     return View(tuple(panels), summary, caption="numbers: the probability of each chosen token    ×: differs from "
                 "the prompt alone    hatched: a pad key (_)    !: weight on a pad")
 

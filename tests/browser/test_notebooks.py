@@ -135,7 +135,7 @@ EXPECTED: dict[str, list[Move]] = {
     ],
     "09": [  # generation_explorer: mask prompt only -> step 3 -> naive positions -> right padding -> no cache
         Move("mask", kind="dropdown", option="prompt only", before="padding left, positions from the mask, mask every "
-             "step, KV cache on: 3/3 items match the reference; step 2: weight on pads 0",
+             "step, KV cache on: 3/3 items match the reference; step 2: weight on pads, summed over the 3 items: 0",
              after="mask prompt only, KV cache on: 3/3 items match the reference; step 2", masked=4),
         Move("step", presses=1, after="mask prompt only, KV cache on: 3/3 items match the reference; step 3"),
         Move("position ids", kind="dropdown", option="naive (left edge)",
