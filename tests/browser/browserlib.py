@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,19 @@ def new_page(browser):
     context = browser.new_context(viewport=VIEWPORT)
     context.route(EXTERNAL, lambda route: route.fulfill(status=200, content_type="image/svg+xml", body=EMPTY_SVG))
     return context, context.new_page()
+
+
+@contextlib.contextmanager
+def chromium_with_fonts(playwright_driver, fontconfig: Path) -> Iterator[object]:
+    """Headless Debian Chromium that finds its fonts through the fontconfig file `fontconfig`, closed at exit."""
+    env = dict(os.environ, FONTCONFIG_FILE=str(fontconfig))
+    env.pop("FONTCONFIG_PATH", None)
+    chromium = playwright_driver.chromium.launch(executable_path=str(require_chromium()), headless=True,
+                                                 args=CHROMIUM_FLAGS, env=env)
+    try:
+        yield chromium
+    finally:
+        chromium.close()
 
 
 def chapter_notebooks() -> list[Path]:

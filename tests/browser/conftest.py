@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from browserlib import CHROMIUM_FLAGS, NOTEBOOKS, ROOT, require_chromium
+from browserlib import NOTEBOOKS, ROOT, chromium_with_fonts, require_chromium
 
 
 def free_port() -> int:
@@ -176,14 +176,8 @@ def playwright_driver() -> Iterator[object]:
 
 @pytest.fixture(scope="package")
 def browser(playwright_driver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    executable = require_chromium()
-    env = dict(os.environ, FONTCONFIG_FILE=str(japanese_fonts(tmp_path_factory.mktemp("fonts"))))
-    chromium = playwright_driver.chromium.launch(executable_path=str(executable), headless=True, args=CHROMIUM_FLAGS,
-                                                 env=env)
-    try:
+    with chromium_with_fonts(playwright_driver, japanese_fonts(tmp_path_factory.mktemp("fonts"))) as chromium:
         yield chromium
-    finally:
-        chromium.close()
 
 
 @pytest.fixture(scope="package")

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from pathlib import Path
 
 import pytest
 import torch
-from browserlib import CHROMIUM_FLAGS, require_chromium
+from browserlib import chromium_with_fonts, require_chromium
 
 from helpers import cjk_font, print_table
 from helpers.explorers import pad_cells_view, view_html
@@ -51,7 +50,7 @@ GLYPHS = """async (selector) => {
 @pytest.fixture(scope="module")
 def bare_chromium(playwright_driver, tmp_path_factory: pytest.TempPathFactory):
     """Chromium that sees only the DejaVu fonts: no CJK font at all."""
-    executable = require_chromium()
+    require_chromium()
     if not DEJAVU.is_dir():
         pytest.skip(f"{DEJAVU} not found (Debian's fonts-dejavu-core)")
     tmp = tmp_path_factory.mktemp("bare-fonts")
@@ -60,14 +59,8 @@ def bare_chromium(playwright_driver, tmp_path_factory: pytest.TempPathFactory):
 <!DOCTYPE fontconfig SYSTEM "fonts.dtd">
 <fontconfig><dir>{DEJAVU}</dir><cachedir>{tmp / "cache"}</cachedir></fontconfig>
 """)
-    env = dict(os.environ, FONTCONFIG_FILE=str(config))
-    env.pop("FONTCONFIG_PATH", None)
-    chromium = playwright_driver.chromium.launch(executable_path=str(executable), headless=True, args=CHROMIUM_FLAGS,
-                                                 env=env)
-    try:
+    with chromium_with_fonts(playwright_driver, config) as chromium:
         yield chromium
-    finally:
-        chromium.close()
 
 
 PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
