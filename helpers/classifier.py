@@ -10,17 +10,18 @@ and a far smaller size (d_model 32, feed-forward 64).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import os
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from helpers.training import Adam, deterministic
 
 # --- the data: synthetic Japanese sentiment ---
 
@@ -251,48 +252,6 @@ class Classifier(nn.Module):
 
 # --- training ---
 
-@contextlib.contextmanager
-def deterministic(threads: int = 1) -> Iterator[None]:
-    """Deterministic kernels and a fixed thread count inside the block; the previous settings after it.
-
-    The flag is the one torch.use_deterministic_algorithms(True) sets for eager PyTorch. We set it through
-    torch._C because the public function also imports torch.compile's inductor (to set its flag too), which
-    takes 2-10 s on this machine; nothing here is compiled. torch.are_deterministic_algorithms_enabled() reads it.
-    """
-    old_threads, old_flag = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(threads)
-    torch._C._set_deterministic_algorithms(True)
-    try:
-        yield
-    finally:
-        torch._C._set_deterministic_algorithms(old_flag)
-        torch.set_num_threads(old_threads)
-
-
-class Adam:
-    """torch.optim.Adam's update (Kingma & Ba), written out, with a learning rate set per step.
-
-    Why not torch.optim: the first step() of any torch.optim optimizer imports torch._dynamo and sympy,
-    which takes 2-10 s here, longer than the training itself.
-    """
-
-    def __init__(self, params: Sequence[torch.Tensor], betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
-        self.params = list(params)
-        self.betas, self.eps, self.t = betas, eps, 0
-        self.m = [torch.zeros_like(p) for p in self.params]   # running mean of the gradients
-        self.v = [torch.zeros_like(p) for p in self.params]   # running mean of their squares
-
-    @torch.no_grad()
-    def step(self, lr: float) -> None:
-        self.t += 1
-        b1, b2 = self.betas
-        for p, m, v in zip(self.params, self.m, self.v, strict=True):
-            m.mul_(b1).add_(p.grad, alpha=1 - b1)
-            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
-            p.addcdiv_(m / (1 - b1 ** self.t), (v / (1 - b2 ** self.t)).sqrt_().add_(self.eps), value=-lr)
-            p.grad = None
-
-
 class History(NamedTuple):
     step_loss: list[float]    # training loss of every batch
     loss: list[float]         # mean training loss per epoch
@@ -373,14 +332,21 @@ def train(masked: bool, *, epochs: int = EPOCHS, seed: int = SEED, pad_to: int =
     masked=False: no mask; every sentence padded to pad_to (MAX_LEN = 20), always the same length.
     progress() is called after every batch, report(line) once per epoch. Deterministic run to run.
     """
-    train_set, test_set = datasets()
-    fixed = None if masked else pad_to
-    steps = epochs * math.ceil(len(train_set) / BATCH)
-    history = History([], [], [], [])
     with deterministic():
         torch.manual_seed(seed)
         model = Classifier(masked=masked)
-        optimizer = Adam(list(model.parameters()))
+        return _fit(model, epochs, seed, None if masked else pad_to, progress, report)
+
+
+def _fit(model: Classifier, epochs: int, seed: int, pad_to: int | None,
+         progress: Callable[[], None] | None, report: Callable[[str], None] | None) -> Trained:
+    """train()'s loop. It uses no global random state (the batch order has its own generator), so two
+    _fit calls can run at the same time in two threads and give what they give one after the other."""
+    train_set, test_set = datasets()
+    steps = epochs * math.ceil(len(train_set) / BATCH)
+    history = History([], [], [], [])
+    with deterministic():   # again: the thread count is per thread
+        optimizer = Adam(model.parameters())
         order = torch.Generator().manual_seed(seed)
         for epoch in range(epochs):
             model.train()
@@ -389,7 +355,7 @@ def train(masked: bool, *, epochs: int = EPOCHS, seed: int = SEED, pad_to: int =
             for start in range(0, len(perm), BATCH):
                 batch = [train_set[i] for i in perm[start:start + BATCH]]
                 labels = torch.tensor([e.label for e in batch])
-                logits, _ = model(encode([e.tokens for e in batch], fixed))
+                logits, _ = model(encode([e.tokens for e in batch], pad_to))
                 loss = F.cross_entropy(logits, labels)
                 loss.backward()
                 optimizer.step(lr=LR * (1 - optimizer.t / steps))
@@ -401,12 +367,39 @@ def train(masked: bool, *, epochs: int = EPOCHS, seed: int = SEED, pad_to: int =
             model.eval()
             history.loss.append(total / len(train_set))
             history.train_acc.append(correct / len(train_set))
-            history.test_acc.append(accuracy(model, test_set, fixed))
+            history.test_acc.append(accuracy(model, test_set, pad_to))
             if report is not None:
-                report(f"epoch {epoch + 1}/{epochs}: loss {history.loss[-1]:.2f}, "
-                       f"train accuracy {history.train_acc[-1]:.2f}, test accuracy {history.test_acc[-1]:.2f}")
+                report(epoch_line(history, epoch, epochs))
     model.requires_grad_(False)
     return Trained(model, history)
+
+
+def epoch_line(history: History, epoch: int, epochs: int = EPOCHS) -> str:
+    """One line of the training report: loss and accuracies after epoch `epoch` (0-based)."""
+    return (f"epoch {epoch + 1}/{epochs}: loss {history.loss[epoch]:.2f}, train accuracy "
+            f"{history.train_acc[epoch]:.2f}, test accuracy {history.test_acc[epoch]:.2f}")
+
+
+def train_both(progress: Callable[[bool], None] | None = None) -> tuple[Trained, Trained]:
+    """(masked, unmasked): train(True) and train(False), run at the same time in two threads.
+
+    On two cores this takes about 60% of the time of one after the other: PyTorch releases Python's lock
+    (the GIL) inside its operations, so the threads overlap. The numbers are the same, bit for bit
+    (tests/test_classifier.py): each thread runs train()'s computation on its own model. progress(masked)
+    is called after every batch of that training.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with deterministic():
+        models = {}
+        for masked in (True, False):   # one after the other: parameter init draws from the global generator
+            torch.manual_seed(SEED)
+            models[masked] = Classifier(masked=masked)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            runs = {masked: pool.submit(_fit, model, EPOCHS, SEED, None if masked else MAX_LEN,
+                                        functools.partial(progress, masked) if progress else None, None)
+                    for masked, model in models.items()}
+            return runs[True].result(), runs[False].result()
 
 
 _TRAINED: dict[bool, Trained] = {}
@@ -418,18 +411,29 @@ def in_jupyterlab() -> bool:
     return "JPY_SESSION_NAME" in os.environ
 
 
-def trained(masked: bool, *, verbose: bool = False) -> Trained:
-    """The chapter's two models, trained once per process (a few seconds each), then reused.
+def trained_pair(*, verbose: bool = False) -> tuple[Trained, Trained]:
+    """The chapter's two models (masked, unmasked), trained at once on the first call (train_both), then reused.
 
-    verbose=True (for the first call, in the notebook): one line per epoch, and in JupyterLab a tqdm progress bar.
+    verbose=True (for the first call, in the notebook): each model's epochs, one line each, and in JupyterLab
+    a tqdm progress bar per model.
     """
-    if masked not in _TRAINED:
-        bar = None
+    if not _TRAINED:
+        bars = {}
         if verbose and in_jupyterlab():
             from tqdm.notebook import tqdm  # a widget: only where a browser shows it, never in stored outputs
 
-            bar = tqdm(total=EPOCHS * math.ceil(TRAIN_SIZE / BATCH), desc="masked" if masked else "unmasked")
-        _TRAINED[masked] = train(masked, progress=bar.update if bar else None, report=print if verbose else None)
-        if bar is not None:
+            bars = {m: tqdm(total=EPOCHS * math.ceil(TRAIN_SIZE / BATCH), desc="masked" if m else "unmasked")
+                    for m in (True, False)}
+        _TRAINED[True], _TRAINED[False] = train_both(lambda m: bars[m].update() if bars else None)
+        for bar in bars.values():
             bar.close()
-    return _TRAINED[masked]
+        if verbose:
+            for m in (True, False):
+                for epoch in range(EPOCHS):
+                    print(f"{'masked' if m else 'unmasked':8}", epoch_line(_TRAINED[m].history, epoch))
+    return _TRAINED[True], _TRAINED[False]
+
+
+def trained(masked: bool) -> Trained:
+    """The masked or the unmasked model of trained_pair()."""
+    return trained_pair()[0 if masked else 1]

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from helpers.tiny_lm import PAD_ID, TOKENS, Generation, TinyLM, generate
+from helpers.training import Adam, deterministic
 
 PROMPTS = ("3 5", "1 2 3 4", "9 2 5 8 1")   # count by 2, by 1, by 3
 STEPS = 6                                    # new tokens per prompt
@@ -31,21 +32,17 @@ def counting_corpus(length: int = 12, numbers: int = 7) -> torch.Tensor:
 
 
 def train(model: TinyLM, corpus: torch.Tensor, steps: int = 60, lr: float = 1e-2, seed: int = 0) -> list[float]:
-    """Full-batch AdamW on next-token cross-entropy, on one thread with a seed: every run is the same."""
-    threads = torch.get_num_threads()
+    """Full-batch AdamW on next-token cross-entropy, seeded, on one thread with deterministic kernels:
+    every run is the same. The optimizer is helpers.training.Adam, torch.optim.AdamW's update written out."""
     torch.manual_seed(seed)
-    torch.set_num_threads(1)
-    optimizer, losses = torch.optim.AdamW(model.parameters(), lr=lr), []
-    try:
+    optimizer, losses = Adam(model.parameters(), weight_decay=0.01), []   # 0.01: torch.optim.AdamW's default
+    with deterministic():
         for _ in range(steps):
             logits = model(corpus[:, :-1]).logits                       # predict token t + 1 from tokens <= t
             loss = nn.functional.cross_entropy(logits.flatten(0, 1), corpus[:, 1:].flatten())
-            optimizer.zero_grad()
             loss.backward()
-            optimizer.step()
+            optimizer.step(lr)
             losses.append(loss.item())
-    finally:
-        torch.set_num_threads(threads)
     return losses
 
 

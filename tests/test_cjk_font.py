@@ -14,9 +14,28 @@ def test_css_is_a_small_font_face_for_the_series_characters():
     rule = cjk_font.css()
     assert f"font-family:'{cjk_font.FAMILY}'" in rule
     ranges = re.search(r"unicode-range:([^;]+);", rule)[1].split(",")
-    assert {f"U+{ord(c):X}" for c in "犬猫鳥牛馬魚"} == set(ranges)
+    assert {f"U+{ord(c):X}" for c in cjk_font.SERIES_CHARS} == set(ranges)
+    assert set("犬猫鳥牛馬魚好嫌") <= set(cjk_font.SERIES_CHARS)
     data = base64.b64decode(re.search(r"base64,([A-Za-z0-9+/=]+)\)", rule)[1])
     assert data[:4] == b"wOFF" and len(data) < 8_000, f"{len(data)} bytes"
+
+
+def test_the_shipped_font_is_the_subset_of_the_series_characters():
+    assert cjk_font.SERIES_CHARS == "".join(sorted(set(cjk_font.SERIES_CHARS)))    # css() compares sorted strings
+    assert cjk_font.SHIPPED.read_bytes() == cjk_font._subset_woff(cjk_font.SERIES_CHARS), (
+        "cjk_font.woff is stale: run python -m helpers.cjk_font")
+
+
+def test_the_explorers_need_no_font_cutting():
+    from helpers import classifier
+    from helpers.explorers import CLASSIFIER_SENTENCES, EXPLORERS
+    words = " ".join([*classifier.VOCAB, *CLASSIFIER_SENTENCES])
+    assert {c for c in words if cjk_font._is_cjk(c)} <= set(cjk_font.SERIES_CHARS)
+    misses = cjk_font._subset_woff.cache_info().misses
+    for chapter in ("01", "03", "06"):
+        for make in EXPLORERS[chapter]:
+            make()
+    assert cjk_font._subset_woff.cache_info().misses == misses, "an explorer cut a font: extend SERIES_CHARS"
 
 
 def test_css_adds_other_cjk_characters_of_the_text():

@@ -60,6 +60,18 @@ def test_training_is_deterministic_and_restores_settings():
     assert len(a.history.step_loss) == -(-classifier.TRAIN_SIZE // classifier.BATCH)
 
 
+def test_training_both_at_once_gives_the_same_numbers():
+    """train_both runs the two trainings in two threads: the same models and histories as one after the other."""
+    threads, flag = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    both = classifier.train_both()
+    assert (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()) == (threads, flag)
+    for masked, run in zip((True, False), both, strict=True):
+        alone = classifier.train(masked)
+        assert run.history == alone.history and run.model.masked == masked
+        assert all(torch.equal(p, q) for p, q in zip(run.model.state_dict().values(),
+                                                      alone.model.state_dict().values(), strict=True))
+
+
 def test_trained_models_masked_invariant_unmasked_not():
     masked, unmasked = classifier.trained(True), classifier.trained(False)
     assert classifier.trained(True) is masked                                    # cached: trained once

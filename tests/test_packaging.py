@@ -46,6 +46,8 @@ import helpers.masks
 from helpers import attention_steps, check_no_future_leak, check_padding_invariance, key_padding_mask
 
 assert "site-packages" in helpers.__file__, helpers.__file__  # the installed copy, not the repository's
+from importlib.resources import files
+assert files("helpers").joinpath("cjk_font.woff").read_bytes()[:4] == b"wOFF"  # package data is installed
 torch.manual_seed(0)
 q = k = v = torch.randn(2, 4, 8)
 steps = attention_steps(q, k, v, key_padding_mask=key_padding_mask([4, 2]))

@@ -9,7 +9,7 @@ import html
 import ipywidgets as widgets
 import torch
 
-from helpers import classifier
+from helpers import classifier, training
 from helpers.explorers.base import Explorer, Panel, View, explorer
 
 # Test sentences to pick from (without <cls>): short and long, negated or not, one clause or two.
@@ -39,7 +39,7 @@ def _run(model: classifier.Classifier, tokens: list[str], pad_to: int, masked: b
     """P(positive) and the <cls> rows (2, pad_to) of the two blocks, the mask on or off."""
     ids = classifier.encode([tokens], pad_to)
     mask = ids != classifier.PAD_ID if masked else torch.ones_like(ids, dtype=torch.bool)
-    with torch.no_grad(), classifier.deterministic():  # one thread: 2 threads on a busy 2-core machine are 10x slower
+    with torch.no_grad(), training.deterministic():  # one thread: 2 threads on a busy 2-core machine are 10x slower
         logits, weights = model(ids, mask=mask)
     return logits.softmax(-1)[0, classifier.POSITIVE].item(), torch.stack([w[0, 0] for w in weights])
 
