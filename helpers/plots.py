@@ -139,7 +139,7 @@ def _draw_table(ax: plt.Axes, matrix: np.ndarray, rows: Sequence[str], cols: Seq
     for i in range(L):
         for j in range(S):
             ax.text(j, i, format_cell(matrix[i, j], fmt), ha="center", va="center",
-                    color="white" if dark[i, j] else "black", fontsize=12, **font)
+                    color="white" if dark[i, j] else "black", fontsize=12, in_layout=False, **font)
 
     ax.set_xticks(range(S), labels=list(cols))
     ax.set_yticks(range(L), labels=list(rows))
