@@ -8,13 +8,15 @@ ipywidgets and helpers (with its explorers), i.e. what every chapter pays before
 Both sets run in one `pytest --nbval` call each, exactly as `make test` runs notebooks, and the script
 reports the wall time of each call, the ratio, and each chapter's own time (summed from pytest's
 per-cell durations in a JUnit XML report). Repeats alternate floor and chapters; the median is reported.
-This is a measurement, not a test: the numbers depend on the machine and its load.
+Also reported: the CPU seconds of both calls (pytest and its kernels), which other load on the machine moves
+less than wall time. This is a measurement, not a test: the numbers depend on the machine and its load.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -50,17 +52,20 @@ def write_floor(folder: Path, count: int) -> list[Path]:
     return paths
 
 
-def run_nbval(paths: list[Path], junit: Path) -> float:
-    """Wall seconds of one `pytest --nbval` call over `paths` (as make test runs them)."""
+def run_nbval(paths: list[Path], junit: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one `pytest --nbval` call over `paths` (as make test runs them).
+
+    CPU = user + system time of pytest and the kernels it starts (all waited-for descendants): less
+    sensitive than wall time to other load on the machine."""
     command = [sys.executable, "-m", "pytest", *map(str, paths), "--nbval", "--nbval-current-env",
                "--nbval-sanitize-with", str(ROOT / "tests" / "sanitize.cfg"), "-q", "-p", "no:cacheprovider",
                f"--junitxml={junit}"]
-    start = time.perf_counter()
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
+    elapsed, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
         raise RuntimeError(f"nbval failed:\n{result.stdout[-3000:]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def per_notebook(junit: Path) -> dict[str, float]:
@@ -78,20 +83,29 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     chapters = [p.resolve() for p in args.notebooks] or default_chapters()
-    floor_times, chapter_times, cells = [], [], []
+    floor_times, chapter_times, floor_cpu, chapter_cpu, cells = [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         floor = write_floor(folder, len(chapters))
         for _ in range(args.repeats):
-            floor_times.append(run_nbval(floor, folder / "floor.xml"))
-            chapter_times.append(run_nbval(chapters, folder / "chapters.xml"))
+            wall, cpu = run_nbval(floor, folder / "floor.xml")
+            floor_times.append(wall)
+            floor_cpu.append(cpu)
+            wall, cpu = run_nbval(chapters, folder / "chapters.xml")
+            chapter_times.append(wall)
+            chapter_cpu.append(cpu)
             cells.append(per_notebook(folder / "chapters.xml"))
     floor_s, chapters_s = statistics.median(floor_times), statistics.median(chapter_times)
     print(f"{len(chapters)} notebooks; median of {args.repeats} runs (wall seconds of one pytest --nbval call)")
     print(f"floor (kernel + imports): {floor_s:6.1f} s   runs: {', '.join(f'{t:.1f}' for t in floor_times)}")
     print(f"chapters:                 {chapters_s:6.1f} s   runs: {', '.join(f'{t:.1f}' for t in chapter_times)}")
     ratio = chapters_s / floor_s
-    print(f"ratio: {ratio:.2f} (budget {BUDGET}: {'met' if ratio <= BUDGET else 'NOT met'})")
+    print(f"ratio: {ratio:.2f} (budget {BUDGET}: {'met' if ratio <= BUDGET else 'NOT met'}); per run: "
+          f"{', '.join(f'{c / f:.2f}' for c, f in zip(chapter_times, floor_times, strict=True))}")
+    cpu_ratio = statistics.median(chapter_cpu) / statistics.median(floor_cpu)
+    print(f"CPU seconds (pytest + kernels): floor {statistics.median(floor_cpu):.1f}, chapters "
+          f"{statistics.median(chapter_cpu):.1f}, ratio {cpu_ratio:.2f} "
+          f"(budget {BUDGET}: {'met' if cpu_ratio <= BUDGET else 'NOT met'})")
     print("per chapter (median of summed cell durations, s):")
     for name in sorted(cells[0]):
         print(f"  {name:<45} {statistics.median(c.get(name, 0.0) for c in cells):6.2f}")
