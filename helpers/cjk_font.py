@@ -103,7 +103,6 @@ def install_jupyter_css(config_dir: Path) -> Path:
     return custom
 
 
-
 if __name__ == "__main__":  # rewrite the shipped font after changing SERIES_CHARS
     SHIPPED.write_bytes(_subset_woff(SERIES_CHARS))
     print(f"wrote {SHIPPED.name}: {SHIPPED.stat().st_size} bytes, glyphs {SERIES_CHARS}")

@@ -340,36 +340,36 @@ def train(masked: bool, *, epochs: int = EPOCHS, seed: int = SEED, pad_to: int =
 
 def _fit(model: Classifier, epochs: int, seed: int, pad_to: int | None,
          progress: Callable[[], None] | None, report: Callable[[str], None] | None) -> Trained:
-    """train()'s loop. It uses no global random state (the batch order has its own generator), so two
-    _fit calls can run at the same time in two threads and give what they give one after the other."""
+    """train()'s loop; callers hold training.deterministic() around it. It uses no global random state (the
+    batch order has its own generator), so two _fit calls can run at the same time in two threads and give
+    what they give one after the other."""
     train_set, test_set = datasets()
     steps = epochs * math.ceil(len(train_set) / BATCH)
     history = History([], [], [], [])
-    with deterministic():   # again: the thread count is per thread
-        optimizer = Adam(model.parameters())
-        order = torch.Generator().manual_seed(seed)
-        for epoch in range(epochs):
-            model.train()
-            total, correct = 0.0, 0
-            perm = torch.randperm(len(train_set), generator=order).tolist()
-            for start in range(0, len(perm), BATCH):
-                batch = [train_set[i] for i in perm[start:start + BATCH]]
-                labels = torch.tensor([e.label for e in batch])
-                logits, _ = model(encode([e.tokens for e in batch], pad_to))
-                loss = F.cross_entropy(logits, labels)
-                loss.backward()
-                optimizer.step(lr=LR * (1 - optimizer.t / steps))
-                history.step_loss.append(loss.item())
-                total += loss.item() * len(batch)
-                correct += int((logits.argmax(-1) == labels).sum())
-                if progress is not None:
-                    progress()
-            model.eval()
-            history.loss.append(total / len(train_set))
-            history.train_acc.append(correct / len(train_set))
-            history.test_acc.append(accuracy(model, test_set, pad_to))
-            if report is not None:
-                report(epoch_line(history, epoch, epochs))
+    optimizer = Adam(model.parameters())
+    order = torch.Generator().manual_seed(seed)
+    for epoch in range(epochs):
+        model.train()
+        total, correct = 0.0, 0
+        perm = torch.randperm(len(train_set), generator=order).tolist()
+        for start in range(0, len(perm), BATCH):
+            batch = [train_set[i] for i in perm[start:start + BATCH]]
+            labels = torch.tensor([e.label for e in batch])
+            logits, _ = model(encode([e.tokens for e in batch], pad_to))
+            loss = F.cross_entropy(logits, labels)
+            loss.backward()
+            optimizer.step(lr=LR * (1 - optimizer.t / steps))
+            history.step_loss.append(loss.item())
+            total += loss.item() * len(batch)
+            correct += int((logits.argmax(-1) == labels).sum())
+            if progress is not None:
+                progress()
+        model.eval()
+        history.loss.append(total / len(train_set))
+        history.train_acc.append(correct / len(train_set))
+        history.test_acc.append(accuracy(model, test_set, pad_to))
+        if report is not None:
+            report(epoch_line(history, epoch, epochs))
     model.requires_grad_(False)
     return Trained(model, history)
 
