@@ -1,7 +1,6 @@
 """helpers.checks, second edition: left padding, position_ids, rtol, pooled outputs, shapes, errors and NaN."""
 
 import re
-import warnings
 
 import pytest
 import torch
@@ -10,29 +9,7 @@ from torch import nn
 
 from helpers import check_no_future_leak, check_padding_invariance
 from helpers.checks import RTOL, AttnCallError, CheckReport, as_attn, position_ids
-
-E = 8
-
-
-@pytest.fixture(autouse=True)
-def quiet_nested_tensor_warning():
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors is in prototype stage")
-        yield
-
-
-def seeded(make):
-    torch.manual_seed(0)
-    return make()
-
-
-def merged(key_padding_mask, attn_mask):
-    blocked = key_padding_mask[:, None, :]
-    return blocked if attn_mask is None else blocked | attn_mask
-
-
-def sdpa_done_right(x, key_padding_mask, attn_mask):
-    return F.scaled_dot_product_attention(x, x, x, attn_mask=~merged(key_padding_mask, attn_mask))
+from tests.test_checks import E, quiet_nested_tensor_warning, sdpa_done_right, seeded  # noqa: F401 (a fixture)
 
 
 def causal_ignores_padding(x, key_padding_mask, attn_mask):

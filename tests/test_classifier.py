@@ -61,9 +61,10 @@ def test_training_is_deterministic_and_restores_settings():
 
 
 def test_training_both_at_once_gives_the_same_numbers():
-    """train_both runs the two trainings in two threads: the same models and histories as one after the other."""
+    """train_both runs the two trainings in two threads: the same models and histories as one after the other.
+    trained_pair() trains through train_both on its first call, then caches the pair for the tests below."""
     threads, flag = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    both = classifier.train_both()
+    both = classifier.trained_pair()
     assert (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()) == (threads, flag)
     for masked, run in zip((True, False), both, strict=True):
         alone = classifier.train(masked)
