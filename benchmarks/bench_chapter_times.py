@@ -20,15 +20,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_series import nbval_command  # benchmarks/ is on sys.path when a script here runs
+
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET_S = 15.0
 
 
 def nbval_seconds(notebook: Path) -> float:
     """pytest's reported seconds for one nbval run of `notebook` (raises if a cell fails)."""
-    command = [sys.executable, "-m", "pytest", str(notebook), "--nbval", "--nbval-current-env",
-               "--nbval-sanitize-with", str(ROOT / "tests" / "sanitize.cfg"), "-q"]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(nbval_command([notebook]), cwd=ROOT, capture_output=True, text=True)
     found = re.search(r"passed in ([0-9.]+)s", result.stdout)
     if result.returncode != 0 or found is None:
         raise RuntimeError(f"nbval failed on {notebook.name}:\n{result.stdout[-3000:]}")

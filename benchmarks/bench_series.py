@@ -52,14 +52,18 @@ def write_floor(folder: Path, count: int) -> list[Path]:
     return paths
 
 
+def nbval_command(paths: list[Path], *extra: str) -> list[str]:
+    """`pytest --nbval` over `paths` with make test's flags (pyproject.toml's addopts apply too)."""
+    return [sys.executable, "-m", "pytest", *map(str, paths), "--nbval", "--nbval-current-env",
+            "--nbval-sanitize-with", str(ROOT / "tests" / "sanitize.cfg"), "-q", *extra]
+
+
 def run_nbval(paths: list[Path], junit: Path) -> tuple[float, float]:
     """Wall and CPU seconds of one `pytest --nbval` call over `paths` (as make test runs them).
 
     CPU = user + system time of pytest and the kernels it starts (all waited-for descendants): less
     sensitive than wall time to other load on the machine."""
-    command = [sys.executable, "-m", "pytest", *map(str, paths), "--nbval", "--nbval-current-env",
-               "--nbval-sanitize-with", str(ROOT / "tests" / "sanitize.cfg"), "-q", "-p", "no:cacheprovider",
-               f"--junitxml={junit}"]
+    command = nbval_command(paths, f"--junitxml={junit}")
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     elapsed, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -17,6 +17,8 @@ from typing import NamedTuple
 
 import torch
 
+from helpers.masks import causal_mask
+
 MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
@@ -139,9 +141,8 @@ def document_mask(document: torch.Tensor, causal: bool = True) -> torch.Tensor:
     if not isinstance(document, torch.Tensor) or document.dim() != 1 or document.dtype.is_floating_point:
         raise TypeError(f"document must be a 1-D integer tensor of document ids, got {document!r}")
     blocked = document[:, None] != document[None, :]
-    if causal:
-        T = document.numel()
-        blocked |= torch.ones(T, T, dtype=torch.bool).triu(1)
+    if causal and document.numel():            # causal_mask(0) refuses an empty mask; an empty document has none
+        blocked |= causal_mask(document.numel())
     return blocked
 
 

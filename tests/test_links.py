@@ -3,7 +3,6 @@ its badge cell and set-up cell (tools/colab.py writes them), and the set-up cell
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -15,9 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-spec = importlib.util.spec_from_file_location("colab", ROOT / "tools" / "colab.py")
-colab = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(colab)
+import colab  # noqa: E402
+
 links = colab.links
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 LAUNCH = re.compile(r"https://(?:mybinder\.org/v2/gh|colab\.research\.google\.com/github)/([^/\s)]+/[^/\s)]+)/"

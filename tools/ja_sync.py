@@ -26,9 +26,12 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import colab  # noqa: E402  (tools/colab.py: the badge cell's id and text)
+
 ENGLISH = ROOT / "notebooks"
 JAPANESE = ENGLISH / "ja"
-BADGE_ID = "colab-badge"
+BADGE_ID = colab.BADGE_ID
 HASH_KEY = "translated_from"
 
 
@@ -42,10 +45,7 @@ def chapters() -> list[Path]:
 
 
 def badge_for(path: Path) -> str:
-    sys.path.insert(0, str(ROOT / "tools"))
-    import colab
-
-    return colab.badge_source(path.resolve().relative_to(ROOT).as_posix())
+    return colab.badge_source(colab.relative(path))
 
 
 def build(english_path: Path, new_text: dict[str, str]) -> nbformat.NotebookNode:

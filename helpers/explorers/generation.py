@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import torch
 
-from helpers.explorers.base import Explorer, Panel, View, explorer
+from helpers.explorers.base import RED, Explorer, Panel, View, explorer
 from helpers.generation import MASKS, POSITIONS, PROMPTS, SIDES, STEPS, batched, decode, padded_batch, reference
 from helpers.tiny_lm import PAD_ID
 
@@ -32,14 +32,14 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
     wrong_rows = tuple(r for r, w in enumerate(wrong) if w.any())
     panels = [Panel(torch.stack(probs), rows, [f"+{j + 1}" for j in range(STEPS)],
                     title="continuations: each prompt alone and in the batch", framed=torch.stack(wrong),
-                    frame_color="#d62728", mark="×", red_rows=wrong_rows, alert=bool(wrong_rows),
+                    frame_color=RED, mark="×", red_rows=wrong_rows, alert=bool(wrong_rows),
                     xlabel="new token", ylabel="")]
     seq = torch.cat([ids, run.tokens], 1)[:, :ids.shape[1] + step - 1]          # the keys at this step
     weights, pads = run.weights[step - 1], seq == PAD_ID
     leak = pads & (weights > 0.005)
     panels.append(Panel(weights, [decode(row) for row in seq], [str(j) for j in range(seq.shape[1])],
                         title=f"step {step}: the newest query's attention\n(last block, mean over heads)",
-                        masked=pads, framed=leak, frame_color="#d62728", mark="!", alert=bool(leak.any()),
+                        masked=pads, framed=leak, frame_color=RED, mark="!", alert=bool(leak.any()),
                         xlabel="key slot", ylabel="item (its keys)"))
     same = int((run.tokens == ref.tokens).all(1).sum())
     summary = (f"padding {padding}, positions {positions}, mask {mask}, KV cache {'on' if kv_cache else 'off'}: "
