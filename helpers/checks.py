@@ -72,7 +72,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from helpers.masks import causal_mask, key_padding_mask
+from helpers.masks import causal_mask, key_padding_mask, positions_from_mask
 
 Attn = Callable[..., torch.Tensor]   # attn(x, key_padding_mask, attn_mask[, position_ids=...]) -> output
 
@@ -189,7 +189,7 @@ def _validate(trials: int, batch_size: int, max_len: int, atol: float, rtol: flo
 
 def position_ids(key_padding_mask: torch.Tensor) -> torch.Tensor:
     """Positions (N, L) counted over real tokens only: the first real token is 0 on either padding side."""
-    return ((~key_padding_mask).long().cumsum(-1) - 1).clamp(min=0)
+    return positions_from_mask(~key_padding_mask)
 
 
 def _takes_position_ids(fn: Attn) -> bool:

@@ -101,6 +101,12 @@ def from_hf_attention_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     return attention_mask == 0
 
 
+def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
+    """Position ids (N, L) counted over real tokens only, from a keep mask (1 or True = real token):
+    cumsum(mask) - 1, pads clamped to 0. The first real token is 0 on either padding side."""
+    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+
+
 def fill_value(fill: Fill, dtype: torch.dtype) -> float:
     """Resolve fill ("min", "-inf" or a negative number) to a float that `dtype` can hold."""
     if not isinstance(dtype, torch.dtype):

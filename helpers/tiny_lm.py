@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from helpers.attention import attention_steps
-from helpers.masks import Fill, from_hf_attention_mask
+from helpers.masks import Fill, from_hf_attention_mask, positions_from_mask
 
 TOKENS, PAD_ID = tuple("0123456789") + (".", "<pad>"), 11   # token id = the digit for 0-9; "." ends a line
 
@@ -83,11 +83,6 @@ class TinyLM(nn.Module):
         """ids (N, L) -> logits (N, L, vocab) for the next token at every position."""
         h, cache, weights = self.hidden(self.tok(ids), attention_mask, position_ids, past, fill)
         return LMOutput(self.head(h), cache, weights)
-
-
-def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Position ids counted over real tokens only: cumsum(mask) - 1, pads clamped to 0."""
-    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
 
 
 class Generation(NamedTuple):
