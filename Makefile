@@ -24,7 +24,7 @@ Or name one: make lab PYTHON=/path/to/python3.11  (3.12 and 3.13 install the sam
 endef
 export NO_PYTHON
 
-.PHONY: lab test lint unit execute slides clean
+.PHONY: lab test lint unit portable execute slides clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "$$NO_PYTHON" >&2; exit 1; }
@@ -43,17 +43,24 @@ lab: $(STAMP)
 	$(BIN)/python tools/dev.py lab --no-setup --edition $(EDITION)
 
 lint: $(STAMP)
-	$(BIN)/ruff check helpers tests notebooks benchmarks tools
+	$(BIN)/ruff check helpers tests notebooks benchmarks tools conftest.py
 
-# One pytest call: unit tests, browser tests and every notebook through nbval. The Japanese edition's notebooks
-# hold the English code and outputs, which tests/test_japanese_edition.py checks cell by cell: nbval skips them.
-test: lint
-	$(BIN)/python -m pytest tests notebooks --ignore=notebooks/ja --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/sanitize.cfg -q
+# ruff, then one pytest call: unit tests, browser tests and every notebook through nbval, on JOBS workers
+# (pytest-xdist; conftest.py says what stays together). The command itself is in tools/dev.py (test_command),
+# which runs the same for people without make. The Japanese edition's notebooks hold the English code and
+# outputs, which tests/test_japanese_edition.py checks cell by cell: nbval skips them.
+JOBS ?= 2
+test: $(STAMP)
+	$(BIN)/python tools/dev.py test --no-setup --jobs $(JOBS)
 
-# Unit tests only (no browser, no notebooks).
+# Unit tests only: no browser, no notebooks, no venv building (tests/test_packaging.py is `slow`).
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests -q -m "not browser"
+	$(BIN)/python tools/dev.py unit --no-setup --jobs $(JOBS)
+
+# Every chapter through nbval under each of PyTorch's x86 CPU kernels (default, AVX2, AVX-512): stored outputs
+# must not depend on which one a machine picks (tools/portable.py).
+portable: $(STAMP)
+	$(BIN)/python tools/portable.py
 
 # Re-run every chapter in order from a fresh kernel and store its outputs (do this before committing one).
 execute: $(STAMP)

@@ -11,7 +11,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDA_NAMES = {"torch": "pytorch-cpu"}  # pip name -> conda-forge name where they differ
-TEST_ONLY = {"pytest", "hypothesis", "ruff", "nbval", "playwright"}
+TEST_ONLY = {"pytest", "pytest-xdist", "hypothesis", "ruff", "nbval", "playwright"}
 # conda-forge's `playwright` is the Node.js tool (its recipe needs nodejs), not the Python library: pip only.
 NOT_ON_CONDA = {"playwright", "pytorch", "torch"}
 

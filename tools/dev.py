@@ -2,8 +2,10 @@
 
   setup    create .venv (with the Python running this script), install requirements.txt and helpers/ (editable)
   lab      setup if needed, then JupyterLab on 127.0.0.1 at the repository root, opening your copy of chapter 0
-  test     setup if needed, then ruff and one pytest call over tests/ and every notebook through nbval
-  unit     setup if needed, then the tests without a browser
+  test     setup if needed, then ruff and one pytest call over tests/ and every notebook through nbval, on
+           --jobs workers (2 by default; see conftest.py)
+  unit     setup if needed, then the tests without a browser, notebooks or venv building
+  portable setup if needed, then every chapter through nbval under each of PyTorch's x86 CPU kernels
   execute  re-run chapters in place from a fresh kernel (all, or the ones named after the command)
   slides   a reveal.js deck per chapter in build/slides/ (opens from disk, no network needed)
 
@@ -121,26 +123,48 @@ def lab(python: Path, edition: str = "en") -> None:
     run(*command, env=env)
 
 
+NBVAL = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg"]
+LINTED = ["helpers", "tests", "notebooks", "benchmarks", "tools", "conftest.py"]
+
+
+def xdist(jobs: int) -> list[str]:
+    """pytest-xdist's flags: `jobs` workers, each unit of conftest.py whole, in collection order."""
+    return ["-n", str(jobs), "--dist", "loadscope", "--no-loadscope-reorder"]
+
+
+def test_command(python: Path, jobs: int = 2) -> list[str | Path]:
+    """`make test`'s pytest call: unit and browser tests, and every English chapter through nbval. The Japanese
+    edition holds the English code and outputs, which tests/test_japanese_edition.py checks cell by cell."""
+    return [python, "-m", "pytest", "tests", "notebooks", "--ignore=notebooks/ja", *NBVAL, "-q", *xdist(jobs)]
+
+
+def unit_command(python: Path, jobs: int = 2) -> list[str | Path]:
+    return [python, "-m", "pytest", "tests", "-q", "-m", "not browser and not slow", *xdist(jobs)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("command", choices=["setup", "lab", "test", "unit", "execute", "slides"])
+    parser.add_argument("command", choices=["setup", "lab", "test", "unit", "portable", "execute", "slides"])
     parser.add_argument("notebooks", nargs="*", help="for execute: the chapters to re-run (default: all)")
     parser.add_argument("--torch-index", choices=["", "cpu"], default=os.environ.get("TORCH_INDEX", ""))
     parser.add_argument("--no-setup", action="store_true", help="use .venv as it is (make has set it up)")
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 2),
+                        help="test, unit: how many pytest workers (default 2)")
     parser.add_argument("--edition", choices=["en", "ja"], default=os.environ.get("EDITION") or "en",
                         help="lab: the English chapters (default) or the Japanese edition, notebooks/ja/")
     args = parser.parse_args(argv)
     python = venv_python() if args.no_setup else setup(args.torch_index)
-    nbval = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg"]
     try:
         if args.command == "lab":
             lab(python, args.edition)
         elif args.command == "test":
-            run(python, "-m", "ruff", "check", "helpers", "tests", "notebooks", "benchmarks", "tools")
-            run(python, "-m", "pytest", "tests", "notebooks", "--ignore=notebooks/ja", *nbval, "-q")
+            run(python, "-m", "ruff", "check", *LINTED)
+            run(*test_command(python, args.jobs))
         elif args.command == "unit":
-            run(python, "-m", "pytest", "tests", "-q", "-m", "not browser")
+            run(*unit_command(python, args.jobs))
+        elif args.command == "portable":
+            run(python, "tools/portable.py")
         elif args.command == "execute":
             chapters = args.notebooks or sorted(p.relative_to(ROOT).as_posix()
                                                 for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from browserlib import NOTEBOOKS, ROOT, chromium_with_fonts, require_chromium
+from browserlib import NOTEBOOKS, ROOT, chromium_with_fonts, new_page, require_chromium
 
 
 def free_port() -> int:
@@ -42,19 +42,39 @@ class Lab:
     process: subprocess.Popen
     log: Path
 
-    def api(self, method: str, path: str) -> object:
-        request = urllib.request.Request(f"{self.url}{path}", method=method,
-                                         headers={"Authorization": f"token {self.token}"})
+    def api(self, method: str, path: str, body: dict | None = None) -> object:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"{self.url}{path}", method=method, data=data,
+                                         headers={"Authorization": f"token {self.token}",
+                                                  "Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=10) as response:
             body = response.read()
         return json.loads(body) if body else None
 
     def shutdown_kernels(self) -> None:
-        """Shut down every session and kernel (the server stops each kernel process)."""
+        """Shut down every session and kernel (the server stops each kernel process). Sessions may share a
+        kernel: the first one deleted stops it, and the others are then gone too (404)."""
         for session in self.api("GET", "/api/sessions"):
-            self.api("DELETE", f"/api/sessions/{session['id']}")
+            self.delete(f"/api/sessions/{session['id']}")
         for kernel in self.api("GET", "/api/kernels"):
-            self.api("DELETE", f"/api/kernels/{kernel['id']}")
+            self.delete(f"/api/kernels/{kernel['id']}")
+
+    def delete(self, path: str) -> None:
+        try:
+            self.api("DELETE", path)
+        except urllib.error.HTTPError as error:
+            if error.code != 404:
+                raise
+
+    def start_kernel(self, folder: str) -> str:
+        """A new python3 kernel working in `folder` (relative to root); its id."""
+        return self.api("POST", "/api/kernels", {"name": "python3", "path": folder})["id"]
+
+    def attach(self, path: str, kernel_id: str) -> None:
+        """A session for the notebook at `path` on kernel `kernel_id`: JupyterLab connects to it when it opens
+        the notebook, instead of starting a new kernel."""
+        self.api("POST", "/api/sessions", {"path": path, "type": "notebook", "name": Path(path).name,
+                                           "kernel": {"id": kernel_id}})
 
     def log_tail(self, n: int = 40) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
@@ -178,6 +198,20 @@ def playwright_driver() -> Iterator[object]:
 def browser(playwright_driver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     with chromium_with_fonts(playwright_driver, japanese_fonts(tmp_path_factory.mktemp("fonts"))) as chromium:
         yield chromium
+
+
+@pytest.fixture(scope="package")
+def lab_page(lab: Lab, browser) -> Iterator[object]:
+    """One JupyterLab page for the package: the app loads once, and each test opens its notebook in it."""
+    context, page = new_page(browser)
+    try:
+        page.goto(f"{lab.url}/lab?reset&token={lab.token}")
+        page.wait_for_function("() => Boolean(window.jupyterapp?.shell)", timeout=60_000)
+        page.evaluate("() => window.jupyterapp.restored")
+        page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")  # room for cells
+        yield page
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="package")

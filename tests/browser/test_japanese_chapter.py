@@ -1,11 +1,12 @@
-"""One chapter of the Japanese edition in JupyterLab in Chromium: Run All, no error, the explorer responds,
+"""One chapter of the Japanese edition in JupyterLab in Chromium: its explorer runs and responds, no error,
 and the Japanese text is really drawn (its glyphs have width), not shown as empty boxes or left out."""
 
 from __future__ import annotations
 
+import nbformat
 import pytest
-from browserlib import new_page
-from test_notebooks import EXPECTED, check_move, error_outputs, open_notebook, run_all
+from browserlib import NOTEBOOKS
+from test_notebooks import EXPECTED, cells_to_run, check_move, error_outputs, notebook_open, run_cells
 
 pytestmark = pytest.mark.browser
 
@@ -24,23 +25,20 @@ GLYPH_WIDTHS = """text => {
 }"""
 
 
-def test_japanese_chapter_runs_and_shows_japanese(lab, browser, artifacts):
-    context, page = new_page(browser)
-    try:
-        open_notebook(page, lab, CHAPTER)
-        run_all(page)
+def test_japanese_chapter_runs_and_shows_japanese(lab, lab_page, artifacts):
+    page, nb = lab_page, nbformat.read(NOTEBOOKS / CHAPTER, as_version=4)
+    with notebook_open(page, lab, CHAPTER, nb) as page_errors:
+        run_cells(page, CHAPTER, cells_to_run(nb))
         errors = error_outputs(page)
-        assert not errors, f"{CHAPTER}: error output after Run All:\n" + "\n---\n".join(errors)
+        assert not errors, f"{CHAPTER}: error output after running its explorer:\n" + "\n---\n".join(errors)
         widths = page.evaluate(GLYPH_WIDTHS, HEADING)
         assert widths is not None, f"{CHAPTER}: no rendered heading contains {HEADING!r}"
         text, missing, box = widths
         assert text > 0 and box > 0, f"{CHAPTER}: the Japanese heading has no width: {widths}"
         assert abs(text - missing) > 0.5, f"{CHAPTER}: the heading is drawn as missing-glyph boxes: {widths}"
-        explorer = page.locator(".explorer").first
+        explorer = page.locator(".jp-NotebookPanel .explorer").first
         explorer.locator(".explorer-tables table").first.wait_for(timeout=15_000)
         explorer.scroll_into_view_if_needed()
         check_move(page, CHAPTER, explorer, EXPECTED["01"][0])
+        assert not page_errors, f"{CHAPTER}: errors in the page:\n" + "\n".join(page_errors)
         page.screenshot(path=artifacts / "ja_01_the_pad_question.png")
-    finally:
-        context.close()
-        lab.shutdown_kernels()

@@ -1,32 +1,43 @@
-"""Every chapter in JupyterLab in Chromium: Run All, no error output, move an explorer control, screenshot.
+"""Every chapter in JupyterLab in Chromium: its stored outputs render, its explorers run live and respond.
 
-The explorers each chapter shows are those helpers.explorers.EXPLORERS lists for it. EXPECTED says, per
-chapter, which control of which explorer to move, what its summary must contain before and after, and how
-many hatched (masked) cells its tables must then show (read from the chapter's explorer in
-helpers/explorers/). A chapter not in EXPECTED gets the generic check on every explorer it shows: the
-first control moves one step, and the summary text and the tables both change.
+nbval already runs every chapter top to bottom in a fresh kernel and compares each output, so this test checks
+what only a browser adds, and does not run the chapter a second time. In one JupyterLab page (loaded once for
+the whole suite), for each chapter:
+- open it: every stored output displays (as many images as the notebook stores, the explorers' stored widget
+  state included), with no error in the page;
+- run, as a learner would with Shift+Enter, the set-up cells (up to the first that imports helpers) and, for
+  each explorer, the code cell before it (its static figure) and the explorer cell itself, in a fresh kernel;
+- move the explorer's controls and check the live tables: EXPECTED says, per chapter, which control of which
+  explorer to move, what its summary must contain before and after, and how many hatched (masked) cells its
+  tables must then show (read from the chapter's explorer in helpers/explorers/). A chapter not in EXPECTED
+  gets the generic check on every explorer it shows: the first control moves one step, and the summary text
+  and the tables both change.
+The explorers each chapter shows are those helpers.explorers.EXPLORERS lists for it.
 Screenshots: test-artifacts/browser/<notebook>.png. Each update's latency in the browser (control
 moved -> new tables in the page) goes to test-artifacts/browser/update_ms.json: recorded, not asserted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
-from browserlib import chapter_notebooks, new_page
+from browserlib import chapter_notebooks
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from helpers.explorers import EXPLORERS
+from helpers.explorers.base import PLACEHOLDER
 
 pytestmark = pytest.mark.browser
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-RUN_TIMEOUT_MS = 120_000    # Run All of one chapter (a few seconds expected)
+RUN_TIMEOUT_MS = 60_000     # the cells the explorers need (a few seconds expected)
 UPDATE_TIMEOUT_MS = 15_000  # one explorer update (a few ms expected)
 
 
@@ -157,11 +168,31 @@ EXPECTED["10"] = [  # packing_explorer: the 8 sequences padded, bucketed, packed
 ]
 
 
-def stored_widget_count(path: Path) -> int:
-    """How many widgets the committed notebook displays (its explorer cells)."""
-    nb = nbformat.read(path, as_version=4)
+def shows_widget(cell: nbformat.NotebookNode) -> bool:
+    return cell.cell_type == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", []))
+
+
+def stored_images(nb: nbformat.NotebookNode) -> int:
+    """How many images the committed notebook's outputs hold (its figures)."""
     return sum(1 for cell in nb.cells if cell.cell_type == "code"
-               for output in cell.get("outputs", []) if WIDGET_VIEW in output.get("data", {}))
+               for output in cell.get("outputs", []) if "image/png" in output.get("data", {}))
+
+
+IMPORTS_HELPERS = re.compile(r"^\s*(?:from|import) helpers\b", re.MULTILINE)
+
+
+def cells_to_run(nb: nbformat.NotebookNode) -> list[int]:
+    """What a learner runs to try the explorers: the set-up cells (every code cell up to the first that imports
+    helpers) and, for each explorer cell, the last code cell before it that draws a static view (its figure,
+    `draw_view`) and the explorer cell itself. Indices count every cell, markdown included, as JupyterLab does."""
+    code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
+    first = next((i for i in code if IMPORTS_HELPERS.search(nb.cells[i].source)), code[0] if code else -1)
+    chosen = {i for i in code if i <= first}
+    for i in code:
+        if shows_widget(nb.cells[i]):
+            figures = [j for j in code if j < i and "draw_view(" in nb.cells[j].source]
+            chosen.update(figures[-1:] + [i])
+    return sorted(chosen)
 
 
 KERNEL_IDLE = """() => {
@@ -169,9 +200,33 @@ KERNEL_IDLE = """() => {
     const kernel = context?.session?.kernel;
     return Boolean(context?.isReady && kernel?.connectionStatus === 'connected' && kernel.status === 'idle');
 }"""
-# A cell whose source is hidden (the "solution" cells) shows no prompt: leave those out.
-PROMPTS = ("[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
-           ".map(p => p.textContent).filter(p => p !== '')")
+OPEN = """async path => {
+    const app = window.jupyterapp;
+    const widget = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+    app.shell.activateById(widget.id);
+    await widget.context.ready;
+}"""
+RENDERED = """images => {
+    const panel = window.jupyterapp.shell.currentWidget?.node;
+    const shown = panel?.querySelectorAll('.jp-OutputArea-output img').length ?? 0;
+    return Boolean(panel?.querySelector('.jp-Cell')) && shown >= images;
+}"""
+# Run each cell as Shift+Enter would (without moving on); NotebookActions.run resolves when the cell is done,
+# with false if it raised. Returns the index of the first cell that failed, or null.
+RUN_CELLS = """async indices => {
+    const app = window.jupyterapp, notebook = app.shell.currentWidget.content;
+    for (const i of indices) {
+        notebook.activeCellIndex = i;
+        notebook.deselectAll();
+        if (await app.commands.execute('notebook:run-cell') === false) return i;
+    }
+    return null;
+}"""
+# Close without the "save changes?" dialog: running cells changed the notebook in the page, never on disk.
+CLOSE = """() => {
+    const widget = window.jupyterapp.shell.currentWidget;
+    if (widget?.context) { widget.context.model.dirty = false; widget.dispose(); }
+}"""
 
 
 def wait_kernel_idle(page, timeout_ms: int) -> None:
@@ -179,37 +234,27 @@ def wait_kernel_idle(page, timeout_ms: int) -> None:
     page.wait_for_function(KERNEL_IDLE, timeout=timeout_ms)
 
 
-def open_notebook(page, lab, name: str) -> None:
-    page.goto(f"{lab.url}/lab/tree/notebooks/{name}?reset&token={lab.token}")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
-    wait_kernel_idle(page, 60_000)
-    page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")  # room for the notebook
-    page.locator(".jp-NotebookPanel .jp-Cell").first.click()  # this notebook is the current widget
-
-
-def menu(page, top: str, item: str, done_js: str) -> None:
-    """Click a menu item and wait until done_js holds; retry twice if the click was lost."""
-    for attempt in range(3):
-        page.get_by_role("menuitem", name=top, exact=True).click()
-        page.get_by_role("menuitem", name=item, exact=True).click()
-        try:
-            page.wait_for_function(done_js, timeout=5_000)
-            return
-        except PlaywrightTimeout:
-            if attempt == 2:
-                raise AssertionError(f"{top} > {item} had no effect; prompts: {page.evaluate(PROMPTS)}") from None
-
-
-def run_all(page) -> None:
-    """Clear every output, Run All from the Run menu, wait until every code cell has its number and the kernel idles."""
-    menu(page, "Edit", "Clear Outputs of All Cells", f"() => {PROMPTS}.every(p => !/\\d/.test(p))")
-    menu(page, "Run", "Run All Cells", f"() => {PROMPTS}.some(p => /\\[(\\*|\\d+)\\]/.test(p))")
+def open_notebook(page, path: str, images: int) -> None:
+    """Open notebooks/`path` in the page's JupyterLab; wait until its `images` stored figures show and its kernel
+    idles."""
+    page.evaluate(OPEN, f"notebooks/{path}")
     try:
-        page.wait_for_function(f"() => {PROMPTS}.every(p => /\\[\\d+\\]/.test(p))", timeout=RUN_TIMEOUT_MS)
+        page.wait_for_function(RENDERED, arg=images, timeout=60_000)
     except PlaywrightTimeout:
-        raise AssertionError(f"Run All did not finish in {RUN_TIMEOUT_MS / 1000:.0f} s; "
-                             f"prompts: {page.evaluate(PROMPTS)}") from None
+        shown = page.locator(".jp-NotebookPanel .jp-OutputArea-output img").count()
+        raise AssertionError(f"{path}: {shown} of its {images} stored figures display") from None
+    wait_kernel_idle(page, 60_000)
+
+
+def run_cells(page, path: str, indices: list[int]) -> None:
+    """Run the cells at `indices` in order in the open notebook; fail naming the first one that raised."""
+    failed = page.evaluate(RUN_CELLS, indices)
+    assert failed is None, f"{path}: cell {failed} raised when run in the browser"
     wait_kernel_idle(page, RUN_TIMEOUT_MS)
+
+
+def close_notebook(page) -> None:
+    page.evaluate(CLOSE)
 
 
 def error_outputs(page) -> list[str]:
@@ -336,24 +381,51 @@ def check_move(page, name: str, explorer, move: Move | None) -> float | None:
     return page.evaluate("window.__explorerUpdated")
 
 
-@pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
-def test_chapter_runs_and_explorer_responds(path: Path, lab, browser, artifacts, update_times):
-    name = path.name
-    context, page = new_page(browser)
+@contextlib.contextmanager
+def notebook_open(page, lab, path: str, nb: nbformat.NotebookNode, kernel: str | None = None) -> Iterator[list[str]]:
+    """Open the notebook in the shared page, on kernel `kernel` if given, else on a new one; yield the list that
+    collects the page's errors meanwhile. Then close it, and stop its kernel unless it was given."""
     page_errors: list[str] = []
-    page.on("pageerror", lambda error: page_errors.append(f"uncaught: {error}"))
-    page.on("console", lambda msg: page_errors.append(f"console: {msg.text}") if msg.type == "error" else None)
-    try:
-        open_notebook(page, lab, name)
-        run_all(page)
-        errors = error_outputs(page)
-        assert not errors, f"{name}: error output after Run All:\n" + "\n---\n".join(errors)
 
-        explorers = page.locator(".explorer")
-        shown = len(EXPLORERS.get(name[:2], ()))
-        stored = stored_widget_count(path)
-        assert stored == shown, f"{name}: the notebook shows {stored} explorers, EXPLORERS lists {shown}"
-        assert explorers.count() == shown, f"{name}: {explorers.count()} explorers rendered, EXPLORERS lists {shown}"
+    def uncaught(error):
+        page_errors.append(f"uncaught: {error}")
+
+    def console(msg):
+        if msg.type == "error":
+            page_errors.append(f"console: {msg.text}")
+
+    page.on("pageerror", uncaught)
+    page.on("console", console)
+    try:
+        if kernel is not None:
+            lab.attach(f"notebooks/{path}", kernel)
+        open_notebook(page, path, stored_images(nb))
+        yield page_errors
+    finally:
+        page.remove_listener("pageerror", uncaught)
+        page.remove_listener("console", console)
+        close_notebook(page)
+        if kernel is None:
+            lab.shutdown_kernels()
+
+
+@pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
+def test_chapter_renders_and_explorer_responds(path: Path, lab, lab_page, chapters_kernel, artifacts, update_times):
+    name, page = path.name, lab_page
+    nb = nbformat.read(path, as_version=4)
+    shown = len(EXPLORERS.get(name[:2], ()))
+    stored = sum(map(shows_widget, nb.cells))
+    assert stored == shown, f"{name}: the notebook shows {stored} explorers, EXPLORERS lists {shown}"
+    with notebook_open(page, lab, name, nb, chapters_kernel) as page_errors:
+        explorers = page.locator(".jp-NotebookPanel .explorer")
+        waiting = page.locator(".jp-NotebookPanel .jp-OutputArea-output", has_text=PLACEHOLDER).count()
+        assert waiting == shown, f"{name}: {waiting} stored explorer outputs say to run the cell, expected {shown}"
+        errors = error_outputs(page)
+        assert not errors, f"{name}: error output stored in the notebook:\n" + "\n---\n".join(errors)
+        run_cells(page, name, cells_to_run(nb))
+        errors = error_outputs(page)
+        assert not errors, f"{name}: error output after running its explorers:\n" + "\n---\n".join(errors)
+        assert explorers.count() == shown, f"{name}: {explorers.count()} explorers run, EXPLORERS lists {shown}"
         moves = EXPECTED.get(name[:2]) or [Move(label="", explorer=i) for i in range(shown)]
         for i in range(shown):
             explorers.nth(i).locator(".explorer-tables table").first.wait_for(timeout=UPDATE_TIMEOUT_MS)
@@ -373,9 +445,15 @@ def test_chapter_runs_and_explorer_responds(path: Path, lab, browser, artifacts,
         elif page.locator(".jp-OutputArea-output img").count():  # chapter 0: its figure
             page.locator(".jp-OutputArea-output img").last.evaluate("img => img.scrollIntoView({block: 'center'})")
         page.screenshot(path=artifacts / f"{path.stem}.png")
-    finally:
-        context.close()
-        lab.shutdown_kernels()
+
+
+@pytest.fixture(scope="module")
+def chapters_kernel(lab) -> Iterator[str]:
+    """One kernel for every chapter of this module, so each pays no kernel start and no torch import. nbval runs
+    each chapter whole in a fresh kernel; here each runs its own set-up cells again before its explorers."""
+    kernel = lab.start_kernel("notebooks")
+    yield kernel
+    lab.shutdown_kernels()
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,110 @@
+"""`make test`'s wall time, its slowest tests, and where the time goes. A measurement, not a test.
+
+Run: .venv/bin/python benchmarks/bench_suite.py [--repeats 3] [--jobs 2]
+     .venv/bin/python benchmarks/bench_suite.py --fresh-clone
+
+Default: in this checkout, with .venv and build/ as they are, run `make test`'s two commands (ruff, then the
+pytest call of tools/dev.py's test_command, plus --durations=15 and a JUnit report) `repeats` times. Printed:
+the wall time of each run (ruff included) and the median, pytest's own seconds, the 15 slowest tests of the
+last run, and the test seconds summed per unit (the browser tests, each notebook, each other test module), the
+units conftest.py hands to the workers whole. The summed seconds over the wall time says how well the workers
+overlap.
+--fresh-clone: what CI does. Clone this checkout's HEAD into a temporary folder and run `.ci/run` there, which
+builds the venv from scratch and runs `make test`; print its wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+from dev import LINTED, test_command  # noqa: E402
+
+from conftest import unit_of  # noqa: E402  (the repository's conftest.py: what a worker gets whole)
+
+
+def unit_seconds(junit: Path) -> dict[str, float]:
+    """Test seconds (set-up, call and teardown) summed per unit, from a JUnit report."""
+    seconds: dict[str, float] = defaultdict(float)
+    for case in ET.parse(junit).iter("testcase"):
+        classname = case.get("classname", "")   # "tests.browser.test_notebooks", "notebooks.00_start_here.ipynb"
+        if classname.endswith(".ipynb"):
+            path = classname.replace(".", "/", classname.count(".") - 1)
+        else:
+            path = classname.replace(".", "/") + ".py"
+        seconds[unit_of(path)] += float(case.get("time", 0))
+    return dict(seconds)
+
+
+def one_run(jobs: int, junit: Path) -> tuple[float, float, str]:
+    """Wall seconds of ruff + pytest, pytest's own seconds, and pytest's output."""
+    python = Path(sys.executable)
+    start = time.perf_counter()
+    subprocess.run([python, "-m", "ruff", "check", *LINTED], cwd=ROOT, check=True, capture_output=True)
+    done = subprocess.run([*map(str, test_command(python, jobs)), "--durations=15", f"--junitxml={junit}"],
+                          cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    found = re.search(r"passed[^\n]* in ([0-9.]+)s", done.stdout)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"make test failed:\n{done.stdout[-4000:]}")
+    return wall, float(found[1]), done.stdout
+
+
+def fresh_clone() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        clone = Path(tmp) / "clone"
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        start = time.perf_counter()
+        done = subprocess.run(["bash", ".ci/run"], cwd=clone, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    tail = "\n".join(done.stdout.strip().splitlines()[-3:])
+    print(f"fresh clone, .ci/run: {wall:.0f} s wall, exit code {done.returncode}\n{tail}")
+    print(f"(load average now {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
+    return done.returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--fresh-clone", action="store_true")
+    args = parser.parse_args()
+    if args.fresh_clone:
+        return fresh_clone()
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.jobs} workers")
+    walls, pytest_seconds = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        junit = Path(tmp) / "suite.xml"
+        for _ in range(args.repeats):
+            wall, seconds, output = one_run(args.jobs, junit)
+            walls.append(wall)
+            pytest_seconds.append(seconds)
+            print(f"run: {wall:.1f} s wall (pytest {seconds:.1f} s)", flush=True)
+        units = unit_seconds(junit)
+    print(f"median of {args.repeats}: {statistics.median(walls):.1f} s wall, "
+          f"pytest {statistics.median(pytest_seconds):.1f} s")
+    slowest = output.split("slowest 15 durations =")[1].split("\n=")[0].strip().splitlines()
+    print("the 15 slowest tests of the last run (set-up, call or teardown):")
+    print("\n".join(f"  {line}" for line in slowest if re.match(r"\d", line)))
+    total = sum(units.values())
+    print(f"test seconds per unit, last run ({total:.0f} s in all, {total / walls[-1]:.2f} x the wall time):")
+    for unit, seconds in sorted(units.items(), key=lambda item: -item[1])[:15]:
+        print(f"  {seconds:6.1f}  {unit}")
+    print(f"(load average now {os.getloadavg()[0]:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

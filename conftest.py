@@ -1,0 +1,45 @@
+"""pytest's set-up for the whole repository: the tests in tests/ and the chapters under nbval.
+
+`make test` runs on two workers (pytest-xdist, `-n 2 --dist loadscope`). The scheduler below says what must
+stay together, so that each of these units goes to one worker whole:
+- a notebook: nbval runs its cells in order in one kernel;
+- every test under tests/browser/: they share one JupyterLab server, one Chromium and one warm kernel;
+- any other test module: its module-scoped fixtures (a trained model, a built venv) are made once.
+Units start in collection order (`--no-loadscope-reorder`): the browser tests, the longest unit, go first.
+(xdist's own `--dist loadgroup` would read `xdist_group` marks, but it renames node ids in a way pytest 9.2
+ignores, so the marks have no effect there.) Without `-n`, none of this is used.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# One thread per worker: two workers on two cores, each with PyTorch's default of one thread per core, would
+# oversubscribe the CPU, and OpenMP threads that wait by spinning make that several times slower. Set before
+# anything imports torch; the kernels nbval and the browser tests start inherit it. (Chapters 6-9 set one thread
+# themselves; every stored output is the same with one thread or two.)
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+BROWSER = "tests/browser/"
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit a test belongs to: 'browser' for the browser tests, else its file (a notebook, a test module)."""
+    path = nodeid.split("::", 1)[0]
+    return "browser" if path.startswith(BROWSER) else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Units(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return Units(config, log)

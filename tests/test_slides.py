@@ -1,0 +1,107 @@
+"""tools/slides.py: every chapter exports to a reveal.js deck (tests/browser/test_deck_offline.py opens one)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from html import unescape
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("slides", ROOT / "tools" / "slides.py")
+slides = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(slides)
+
+
+class Sections(HTMLParser):
+    """Counts reveal.js slides (top-level <section>) and sub-slides (nested) inside div.slides."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth, self.inside, self.slides, self.subslides = 0, False, 0, 0
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "div" and ("class", "slides") in attrs:
+            self.inside = True
+        elif tag == "section" and self.inside:
+            self.depth += 1
+            self.slides += self.depth == 1
+            self.subslides += self.depth == 2
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "section" and self.inside:
+            self.depth -= 1
+
+
+def expected(nb: nbformat.NotebookNode) -> tuple[int, int]:
+    """(slides, sub-slides) the tagged notebook should give: a slide holds at least one sub-slide."""
+    kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
+    return kinds.count("slide"), kinds.count("slide") + kinds.count("subslide")
+
+
+def chapter_notebooks() -> list[Path]:
+    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_rules_on_a_small_notebook():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    long_code = code("\n".join(f"x{i} = {i}" for i in range(slides.LONG_CODE + 1)))
+    long_code.outputs = [nbformat.v4.new_output("stream", text="done\n")]
+    figure = code("plt.plot([1, 2])\nplt.show()")
+    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBOR"})]
+    long_figure = code("\n".join(["z = 1"] * (slides.FIGURE_CODE + 1)))
+    long_figure.outputs = figure.outputs
+    own = md("an explicit choice")
+    own.metadata["slideshow"] = {"slide_type": "notes"}
+    nb = nbformat.v4.new_notebook(cells=[
+        md("# Title"), md("Goals."), code("x = 1"), md("Then this."), md("### Detail"), code(""),
+        code("# NBVAL_IGNORE_OUTPUT\nexplorer()"), long_code, code("\n".join(["y = 1"] * 20)),
+        figure, long_figure, md("## Exercise"),
+        md("<details><summary>Solution</summary>\n\n`check(1)`\n</details>"), code("check(1)"), own,
+    ])
+    kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
+    assert kinds == ["slide", "-", "fragment", "subslide", "subslide", "skip", "skip", "fragment", "skip",
+                     "subslide", "subslide", "slide", "-", "skip", "notes"]
+    tagged = slides.tag_cells(nb).cells
+    assert tagged[7].metadata["tags"] == [slides.HIDE_INPUT] == tagged[10].metadata["tags"]
+    assert "tags" not in tagged[9].metadata, "a short figure cell keeps its code"
+    assert "slideshow" not in nb.cells[0].metadata, "tag_cells works on a copy"
+
+
+@pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
+def test_every_chapter_exports_a_deck(path: Path, tmp_path: Path):
+    nb = nbformat.read(path, as_version=4)
+    deck = slides.export(path, tmp_path)
+    html = deck.read_text(encoding="utf-8")
+    parser = Sections()
+    parser.feed(html)
+    assert (parser.slides, parser.subslides) == expected(nb)
+    assert parser.slides >= 2, f"{path.name}: a deck of {parser.slides} slide(s)"
+    assert "NBVAL_IGNORE_OUTPUT" not in html, "explorer cells are skipped"
+    text = unescape(re.sub(r"<[^>]+>", "", html))
+    for cell in nb.cells:  # every section heading is on a slide
+        if cell.cell_type == "markdown" and re.match(r"#{1,2} ", cell.source):
+            title = re.sub(r"[*`]|\[|\]\([^)]*\)", "", cell.source.split("\n", 1)[0].lstrip("# ")).strip()
+            assert title[:30] in text, f"{path.name}: heading {title!r} missing from the deck"
+
+
+def test_deck_loads_nothing_from_the_network_and_links_decks(tmp_path: Path):
+    """Every script, style sheet and image is local (or inline); links between chapters open their decks."""
+    path = chapter_notebooks()[1]
+    html = slides.export(path, tmp_path).read_text(encoding="utf-8")
+    loads = re.findall(r"<(?:script|img|link|iframe)\b[^>]*?\b(?:src|href)=\"([^\"]+)\"", html)
+    remote = [url for url in loads if re.match(r"(https?:)?//", url)]
+    assert not remote, f"the deck loads {remote}"
+    for url in loads:
+        if not url.startswith("data:"):
+            assert (tmp_path / url).is_file(), f"the deck loads {url}, which export() did not write"
+    assert "require(" not in html and "MathJax" not in html.split("</head>")[1]
+    links = re.findall(r"<a\b[^>]*href=\"([^\"]+)\"", html)
+    assert any(link.endswith(".slides.html") for link in links), "chapter links point to the decks"
+    assert not [link for link in links if ".ipynb" in link and not link.startswith("http")]
+    assert slides.deck_links("[next](02_x.ipynb) [a](03_y.ipynb#step-2) [web](https://h/z.ipynb)") == (
+        "[next](02_x.slides.html) [a](03_y.slides.html#step-2) [web](https://h/z.ipynb)")
