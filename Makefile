@@ -5,10 +5,10 @@ PY_VERSION := 3.11
 PYTHON ?= $(shell for p in python$(PY_VERSION) python3 python; do \
 	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit("%d.%d" % sys.version_info[:2] != "$(PY_VERSION)")' \
 	2>/dev/null && { command -v $$p; break; }; done)
-# TORCH_INDEX=cpu (Linux): install torch 2.13.0 from PyTorch's CPU-only wheel index, about 200 MB instead of the
-# several GB of the CUDA build that Linux gets from the default index. Off by default (CI cannot reach that index).
+# TORCH_INDEX=cpu (Linux): install torch (its pin in requirements.txt) from PyTorch's CPU-only wheel index, about
+# 200 MB instead of the several GB of the CUDA build that Linux gets from the default index. Off by default (CI
+# cannot reach that index).
 TORCH_INDEX ?=
-TORCH_CPU_URL := https://download.pytorch.org/whl/cpu
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -26,14 +26,10 @@ export NO_PYTHON
 
 .PHONY: lab test lint unit portable execute slides clean
 
+# The set-up itself is tools/dev.py's (the same for people without make): .venv, the pins, helpers/ editable.
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "$$NO_PYTHON" >&2; exit 1; }
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(if $(filter cpu,$(TORCH_INDEX)),$(BIN)/python -m pip install --quiet --index-url $(TORCH_CPU_URL) torch==2.13.0)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet -e ".[notebooks]"
-	touch $@
+	$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) tools/dev.py setup --torch-index "$(TORCH_INDEX)"
 
 # JupyterLab on 127.0.0.1 with a random token (printed in the URL), rooted at the repository, opening
 # my-notebooks/00_start_here.ipynb: your git-ignored copies of the chapters (see tools/dev.py).
@@ -60,15 +56,15 @@ unit: $(STAMP)
 # Every chapter through nbval under each of PyTorch's x86 CPU kernels (default, AVX2, AVX-512): stored outputs
 # must not depend on which one a machine picks (tools/portable.py).
 portable: $(STAMP)
-	$(BIN)/python tools/portable.py
+	$(BIN)/python -m tools.portable
 
 # Re-run every chapter in order from a fresh kernel and store its outputs (do this before committing one).
 execute: $(STAMP)
-	$(BIN)/python tools/execute_notebooks.py $(or $(NB),$(NOTEBOOKS))
+	$(BIN)/python -m tools.execute_notebooks $(or $(NB),$(NOTEBOOKS))
 
 # A reveal.js deck per chapter in build/slides/, opening from disk with no network (see tools/slides.py).
 slides: $(STAMP)
-	$(BIN)/python tools/slides.py --out build/slides
+	$(BIN)/python -m tools.slides --out build/slides
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

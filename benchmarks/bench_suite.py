@@ -28,11 +28,9 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
-from dev import LINTED, test_command  # noqa: E402
-
-from conftest import unit_of  # noqa: E402  (the repository's conftest.py: what a worker gets whole)
+sys.path.insert(0, str(ROOT))  # a script in benchmarks/: the repository's conftest.py and tools/
+from conftest import unit_of  # noqa: E402  (what a worker gets whole)
+from tools.dev import LINTED, test_command  # noqa: E402
 
 
 def unit_seconds(junit: Path) -> dict[str, float]:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("dev", ROOT / "tools" / "dev.py")
-dev = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(dev)
+from tools import dev
+
+ROOT = dev.ROOT
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import re
 import stat
 from pathlib import Path
 
+import nbformat
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,3 +93,30 @@ def test_readme_chapter_links_exist():
     readme = (ROOT / "README.md").read_text()
     for target in re.findall(r"\]\((notebooks/[^)]+\.ipynb)\)", readme):
         assert (ROOT / target).is_file(), f"README links {target}, which does not exist"
+
+
+# Where a torch version is named in prose or code: "torch 2.13.0", "torch==2.13.0", "torch 2.13.0 (CPU)".
+TORCH_VERSION = re.compile(r"\btorch(?: |==)(\d+\.\d+\.\d+)\b")
+
+
+def test_every_torch_version_named_is_the_pin():
+    """requirements.txt is the one source of the torch version: everything that names one agrees with it
+    (tools/dev.py and tools/links.py read the pins from the file; helpers/versions.py cannot, once installed)."""
+    from helpers import versions
+    from tools.dev import pinned
+
+    pin = pinned("torch")
+    assert versions.MEASURED_TORCH == pin, "helpers/versions.py's MEASURED_TORCH"
+    texts = [ROOT / name for name in ("README.md", "README.ja.md", "Makefile", "environment.yml")]
+    texts += [*ROOT.glob("docs/*.md"), *ROOT.glob("notebooks/**/*.md"), *ROOT.glob("tools/*.py")]
+    named = {}
+    for path in texts:
+        named.update({f"{path.relative_to(ROOT)}: torch {v}": v for v in TORCH_VERSION.findall(path.read_text())})
+    for path in [*ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"), *ROOT.glob("notebooks/ja/[0-9][0-9]_*.ipynb")]:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                named.update({f"{path.relative_to(ROOT)} cell {cell.id}: torch {v}": v
+                              for v in TORCH_VERSION.findall(cell.source)})
+    assert named, "the version check found no mention at all: is TORCH_VERSION still right?"
+    wrong = [where for where, version in named.items() if version != pin]
+    assert not wrong, f"these name another torch than requirements.txt's {pin}: {wrong}"

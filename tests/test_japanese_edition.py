@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 import tokenize
 from pathlib import Path
 
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import ja_sync  # noqa: E402
+from tools import ja_sync
+
+ROOT = ja_sync.ROOT
 
 CHAPTERS = ja_sync.chapters()
 ONLY_CODE_OR_LINKS = re.compile(r"^(\s|`[^`]*`|!?\[[^\]]*\]\([^)]*\)|[·|←→#*-])*$")
@@ -42,28 +41,29 @@ def outputs(cell: nbformat.NotebookNode) -> list[dict]:
 @pytest.mark.parametrize("english_path", CHAPTERS, ids=lambda p: p.stem)
 def test_japanese_chapter_matches_the_english_one(english_path: Path):
     ja_path = ja_sync.JAPANESE / english_path.name
-    assert ja_path.exists(), f"{ja_path.relative_to(ROOT)} is missing: translate {english_path.name} (tools/ja_sync.py)"
+    assert ja_path.exists(), (f"{ja_path.relative_to(ROOT)} is missing: translate {english_path.name} "
+                              "(python -m tools.ja_sync)")
     english = nbformat.read(english_path, as_version=4)
     ja = nbformat.read(ja_path, as_version=4)
     name = ja_path.relative_to(ROOT)
     layout = [(c.cell_type, c.id) for c in english.cells]
     assert [(c.cell_type, c.id) for c in ja.cells] == layout, (
-        f"{name}: cells differ from {english_path.name} in number, order, type or id; run tools/ja_sync.py")
+        f"{name}: cells differ from {english_path.name} in number, order, type or id; run python -m tools.ja_sync")
     problems = []
     for number, (en, jp) in enumerate(zip(english.cells, ja.cells, strict=True)):
         where = f"{name}, cell {number} (id {en.id})"
         if en.cell_type == "code":
             if code_tokens(en.source) != code_tokens(jp.source):
-                problems.append(f"{where}: code differs from the English cell; run tools/ja_sync.py")
+                problems.append(f"{where}: code differs from the English cell; run python -m tools.ja_sync")
             if outputs(en) != outputs(jp):
-                problems.append(f"{where}: stored outputs differ from the English cell; run tools/ja_sync.py")
+                problems.append(f"{where}: stored outputs differ from the English cell; run python -m tools.ja_sync")
         elif en.cell_type == "markdown" and en.id != ja_sync.BADGE_ID:
             recorded = jp.metadata.get(ja_sync.HASH_KEY)
             if recorded is None:
                 problems.append(f"{where}: not translated yet")
             elif recorded != ja_sync.english_hash(en.source):
                 problems.append(f"{where}: the English text changed since it was translated; update the "
-                                "Japanese text, then run tools/ja_sync.py --add")
+                                "Japanese text, then run python -m tools.ja_sync --add")
             elif jp.source == en.source and not ONLY_CODE_OR_LINKS.match(en.source):
                 problems.append(f"{where}: left in English")
     assert not problems, "\n".join(problems)

@@ -1,5 +1,6 @@
-"""Launch links and the Colab set-up cell: one repository slug (tools/links.py) everywhere, every chapter has
-its badge cell and set-up cell (tools/colab.py writes them), and the set-up cell is a silent no-op off Colab."""
+"""Launch links and the Colab set-up cell: one repository slug (tools/links.py) everywhere, every chapter of
+both editions has its badge cell and set-up cell (tools/links.py writes them), and the set-up cell is a silent
+no-op off Colab."""
 
 from __future__ import annotations
 
@@ -12,12 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import colab  # noqa: E402
+from tools import links
 
-links = colab.links
-CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+ROOT = links.ROOT
+CHAPTERS = links.chapters()  # both editions
 LAUNCH = re.compile(r"https://(?:mybinder\.org/v2/gh|colab\.research\.google\.com/github)/([^/\s)]+/[^/\s)]+)/"
                     r"(?:blob/)?([\w.\-]+)")
 
@@ -26,49 +25,48 @@ LAUNCH = re.compile(r"https://(?:mybinder\.org/v2/gh|colab\.research\.google\.co
 def test_readme_launch_links_are_the_ones_from_links_py(readme: str, start: str):
     text = (ROOT / readme).read_text(encoding="utf-8")
     for name, url in links.readme_links(start).items():
-        assert f"[{name}]: {url}" in text, "run `python tools/links.py`"
+        assert f"[{name}]: {url}" in text, "run `python -m tools.links`"
     assert text.count("mybinder.org/v2/gh/") == 1, f"{readme} sets its Binder link in one place"
     assert (ROOT / start).is_file()
 
 
-@pytest.mark.parametrize("path", [ROOT / "README.md", ROOT / "README.ja.md", *CHAPTERS,
-                                  *sorted((ROOT / "notebooks" / "ja").glob("[0-9][0-9]_*.ipynb"))],
+@pytest.mark.parametrize("path", [ROOT / "README.md", ROOT / "README.ja.md", *CHAPTERS],
                          ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_launch_link_uses_the_slug(path: Path):
     for slug, ref in LAUNCH.findall(path.read_text(encoding="utf-8")):
         assert (slug, ref) == (links.REPOSITORY, links.REF), f"{path.name}: a link to {slug}@{ref}"
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.relative_to(ROOT / "notebooks").as_posix())
 def test_every_chapter_has_its_badge_and_setup_cell(path: Path):
     nb = nbformat.read(path, as_version=4)
-    fix = "run `python tools/colab.py` (then re-execute the chapter)"
+    fix = "run `python -m tools.links` (then re-execute the chapter)"
     ids = [cell.get("id") for cell in nb.cells]
-    assert ids.count(colab.BADGE_ID) == 1 and ids.count(colab.SETUP_ID) == 1, f"{path.name}: {fix}"
-    badge = nb.cells[ids.index(colab.BADGE_ID)]
-    assert ids.index(colab.BADGE_ID) == 1 and badge.source == colab.badge_source(colab.relative(path)), fix
+    assert ids.count(links.BADGE_ID) == 1 and ids.count(links.SETUP_ID) == 1, f"{path.name}: {fix}"
+    badge = nb.cells[ids.index(links.BADGE_ID)]
+    assert ids.index(links.BADGE_ID) == 1 and badge.source == links.badge_source(links.relative(path)), fix
     first_code = next(cell for cell in nb.cells if cell.cell_type == "code")
-    assert first_code.get("id") == colab.SETUP_ID, f"{path.name}: the set-up cell must be the first code cell"
-    assert first_code.source == colab.setup_source(), f"{path.name}: {fix}"
+    assert first_code.get("id") == links.SETUP_ID, f"{path.name}: the set-up cell must be the first code cell"
+    assert first_code.source == links.setup_source(), f"{path.name}: {fix}"
     assert not first_code.outputs, f"{path.name}: outside Colab the set-up cell prints nothing"
 
 
 def test_colab_installs_the_pinned_font():
-    assert f"{colab.FONTJA}\n" in (ROOT / "requirements.txt").read_text()
+    assert f"{links.font_spec()}\n" in (ROOT / "requirements.txt").read_text()
 
 
 def test_apply_is_idempotent_and_keeps_other_cells():
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     nb = nbformat.v4.new_notebook(cells=[md("# Title"), md("Goals."), code("x = 1"), code("y = 2")])
-    once = colab.apply(nbformat.from_dict(json.loads(json.dumps(nb))), "notebooks/99_x.ipynb")
-    twice = colab.apply(nbformat.from_dict(json.loads(json.dumps(once))), "notebooks/99_x.ipynb")
+    once = links.apply(nbformat.from_dict(json.loads(json.dumps(nb))), "notebooks/99_x.ipynb")
+    twice = links.apply(nbformat.from_dict(json.loads(json.dumps(once))), "notebooks/99_x.ipynb")
     assert once == twice
-    assert [c.get("id") for c in once.cells][1] == colab.BADGE_ID
-    assert [c.source for c in once.cells] == ["# Title", colab.badge_source("notebooks/99_x.ipynb"), "Goals.",
-                                             colab.setup_source(), "x = 1", "y = 2"]
+    assert [c.get("id") for c in once.cells][1] == links.BADGE_ID
+    assert [c.source for c in once.cells] == ["# Title", links.badge_source("notebooks/99_x.ipynb"), "Goals.",
+                                             links.setup_source(), "x = 1", "y = 2"]
     assert all(c.metadata["slideshow"] == {"slide_type": "skip"} for c in once.cells[1:4:2])
     with pytest.raises(ValueError, match="title cell"):
-        colab.apply(nbformat.v4.new_notebook(cells=[code("x = 1")]), "notebooks/99_x.ipynb")
+        links.apply(nbformat.v4.new_notebook(cells=[code("x = 1")]), "notebooks/99_x.ipynb")
 
 
 HARNESS = """
@@ -97,7 +95,7 @@ if calls:
 
 
 def run_setup_cell(where: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", HARNESS, where], input=colab.setup_source(), capture_output=True,
+    return subprocess.run([sys.executable, "-c", HARNESS, where], input=links.setup_source(), capture_output=True,
                           text=True, timeout=60, cwd=ROOT)
 
 
@@ -112,4 +110,4 @@ def test_setup_cell_installs_on_colab():
     assert result.returncode == 0 and result.stdout == ""
     [call] = json.loads(result.stderr)
     assert call[1:4] == ["-m", "pip", "install"]
-    assert links.package_spec() in call and colab.FONTJA in call
+    assert links.package_spec() in call and links.font_spec() in call

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from html import unescape
 from html.parser import HTMLParser
@@ -11,10 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("slides", ROOT / "tools" / "slides.py")
-slides = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(slides)
+from tools import slides
+from tools.dev import ROOT
 
 
 class Sections(HTMLParser):

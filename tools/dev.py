@@ -9,8 +9,8 @@
   execute  re-run chapters in place from a fresh kernel (all, or the ones named after the command)
   slides   a reveal.js deck per chapter in build/slides/ (opens from disk, no network needed)
 
-`--torch-index cpu` (Linux) installs torch 2.13.0 from PyTorch's CPU-only wheel index first (the default
-index gives Linux the CUDA build, several GB). The stored outputs were measured on Python 3.11.
+`--torch-index cpu` (Linux) installs torch, at its pin in requirements.txt, from PyTorch's CPU-only wheel index
+first (the default index gives Linux the CUDA build, several GB). The stored outputs were measured on Python 3.11.
 
 `lab --edition ja` opens the Japanese edition (notebooks/ja/, copied into my-notebooks/ja/) instead.
 
@@ -44,6 +44,15 @@ HOW_TO_GET_PYTHON = """Python 3.11 is the version the chapters' outputs were mea
   anywhere:       pyenv install 3.11"""
 
 
+def pinned(name: str) -> str:
+    """The version requirements.txt pins for package `name` (the one source of every version)."""
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        package, _, version = line.split("#")[0].strip().partition("==")
+        if package.lower() == name.lower():
+            return version
+    raise KeyError(f"requirements.txt pins no {name}")
+
+
 def venv_python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
@@ -73,7 +82,7 @@ def setup(torch_index: str = "") -> Path:
         run(sys.executable, "-m", "venv", VENV)
     run(python, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     if torch_index == "cpu":
-        run(python, "-m", "pip", "install", "--quiet", "--index-url", TORCH_CPU_INDEX, "torch==2.13.0")
+        run(python, "-m", "pip", "install", "--quiet", "--index-url", TORCH_CPU_INDEX, f"torch=={pinned('torch')}")
     run(python, "-m", "pip", "install", "--quiet", "-r", "requirements.txt")
     run(python, "-m", "pip", "install", "--quiet", "-e", ".[notebooks]")
     STAMP.touch()
@@ -164,13 +173,13 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "unit":
             run(*unit_command(python, args.jobs))
         elif args.command == "portable":
-            run(python, "tools/portable.py")
+            run(python, "-m", "tools.portable")
         elif args.command == "execute":
             chapters = args.notebooks or sorted(p.relative_to(ROOT).as_posix()
                                                 for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-            run(python, "tools/execute_notebooks.py", *chapters)
+            run(python, "-m", "tools.execute_notebooks", *chapters)
         elif args.command == "slides":
-            run(python, "tools/slides.py", "--out", "build/slides")
+            run(python, "-m", "tools.slides", "--out", "build/slides")
     except subprocess.CalledProcessError as error:
         return error.returncode
     except KeyboardInterrupt:

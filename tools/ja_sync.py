@@ -5,11 +5,11 @@ Each notebooks/ja/NN_*.ipynb has the same cells as notebooks/NN_*.ipynb, in the 
 - markdown cells hold the Japanese text. Each records, in metadata["translated_from"], a hash of the English
   text it translates; tests/test_japanese_edition.py fails, naming the cell, when the English text changes
   and the translation does not;
-- the launch-badge cell (id "colab-badge") is made by tools/colab.py for the Japanese notebook's own path.
+- the launch-badge cell (id "colab-badge") is made by tools/links.py for the Japanese notebook's own path.
 
 Usage:
-    python tools/ja_sync.py                      # rebuild every Japanese chapter from the English one
-    python tools/ja_sync.py --add DIR            # ... taking new translations from DIR/<stem>.json
+    python -m tools.ja_sync                      # rebuild every Japanese chapter from the English one
+    python -m tools.ja_sync --add DIR            # ... taking new translations from DIR/<stem>.json
                                                  #     ({cell id: Japanese markdown}), e.g. after an English edit
 A markdown cell with no Japanese text yet keeps the English text and no hash, so the test lists it.
 """
@@ -25,13 +25,12 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import colab  # noqa: E402  (tools/colab.py: the badge cell's id and text)
+from tools import links
+from tools.dev import ROOT
 
 ENGLISH = ROOT / "notebooks"
 JAPANESE = ENGLISH / "ja"
-BADGE_ID = colab.BADGE_ID
+BADGE_ID = links.BADGE_ID
 HASH_KEY = "translated_from"
 
 
@@ -45,7 +44,7 @@ def chapters() -> list[Path]:
 
 
 def badge_for(path: Path) -> str:
-    return colab.badge_source(colab.relative(path))
+    return links.badge_source(links.relative(path))
 
 
 def build(english_path: Path, new_text: dict[str, str]) -> nbformat.NotebookNode:

@@ -1,24 +1,34 @@
-"""Where the series lives on GitHub: the ONE place that names the repository for Binder and Colab links.
+"""Where the series lives on GitHub, and every link and cell that says so: the ONE place that names it.
 
-To publish from a fork or another branch, change REPOSITORY (owner/name) and REF below, then run
-    python tools/links.py
-which rewrites the Binder and Colab links in README.md and README.ja.md and, through tools/colab.py and
-tools/ja_sync.py, every chapter's badge cell and Colab set-up cell, in both editions.
-tests/test_links.py fails while any link still names another repository or branch.
+REPOSITORY (owner/name) and REF below make every Binder and Colab link, and Colab's install of helpers/:
+- README.md and README.ja.md: their reference-style `[binder]:` and `[colab]:` lines;
+- every chapter, in both editions: a badge cell (id `colab-badge`) right after the title cell with both launch
+  links for that notebook's own path, and a set-up cell (id `colab-setup`), the first code cell. On Colab (where
+  `google.colab` imports) the set-up cell pip-installs helpers/ from the repository and matplotlib-fontja at
+  its pin in requirements.txt; anywhere else it does nothing and prints nothing. Slide decks skip both cells.
+To publish from a fork or another branch, change REPOSITORY and REF, then run `python -m tools.links`: it
+rewrites all of the above in place (idempotent: same ids, same text). tests/test_links.py fails while any link
+names another repository or branch, or a chapter's two cells differ from what this module makes.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import nbformat
+
+from tools.dev import ROOT, pinned
+
 REPOSITORY = "attention-masks/attention-masks"  # owner/name on GitHub
 REF = "main"                                     # branch or tag the links open
 START = "notebooks/00_start_here.ipynb"          # what the README's Binder badge opens
 START_JA = "notebooks/ja/00_start_here.ipynb"    # ... and README.ja.md's (the Japanese edition)
 READMES = {"README.md": START, "README.ja.md": START_JA}
+BADGE_ID, SETUP_ID = "colab-badge", "colab-setup"
+SKIP = {"slideshow": {"slide_type": "skip"}}
 
 
 def binder_url(notebook: str = START) -> str:
@@ -34,6 +44,11 @@ def colab_url(notebook: str) -> str:
 def package_spec() -> str:
     """pip requirement that installs helpers/ from the repository (what Colab's set-up cell installs)."""
     return f"attention-masks-helpers[notebooks] @ git+https://github.com/{REPOSITORY}@{REF}"
+
+
+def font_spec() -> str:
+    """The Japanese font package at its pin in requirements.txt (Colab's set-up cell installs it too)."""
+    return f"matplotlib-fontja=={pinned('matplotlib-fontja')}"
 
 
 def readme_links(start: str = START) -> dict[str, str]:
@@ -54,14 +69,76 @@ def write_readme(path: Path = ROOT / "README.md", start: str = START) -> bool:
     return new != text
 
 
-def main() -> int:
-    sys.path.insert(0, str(ROOT / "tools"))
-    import colab
-    import ja_sync
+def badge_source(notebook: str) -> str:
+    colab = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+    binder = "[![Binder](https://mybinder.org/badge_logo.svg)]"
+    return f"{colab}({colab_url(notebook)}) {binder}({binder_url(notebook)})"
 
-    for name, start in READMES.items():
-        print(f"{name}: {'updated' if write_readme(ROOT / name, start) else 'unchanged'}")
-    return colab.main([]) or ja_sync.main([])  # the Japanese edition takes the new cells, with its own badges
+
+def setup_source() -> str:
+    return f'''# Colab only: install this series' helpers and a Japanese font. Anywhere else this cell does nothing.
+try:
+    import google.colab  # noqa: F401  (importable only on Colab)
+except ImportError:
+    pass
+else:
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                    "{package_spec()}", "{font_spec()}"], check=True)'''
+
+
+def relative(path: Path) -> str:
+    """The notebook's path from the repository root, with forward slashes (for URLs)."""
+    return path.resolve().relative_to(ROOT).as_posix()
+
+
+def apply(nb: nbformat.NotebookNode, notebook: str) -> nbformat.NotebookNode:
+    """nb with exactly one badge cell after the title and one set-up cell before the first other code cell.
+    A cell that already has the right text is kept as it is (an executed chapter keeps its execution count)."""
+    old = {c.get("id"): c for c in nb.cells if c.get("id") in (BADGE_ID, SETUP_ID)}
+    cells = [c for c in nb.cells if c.get("id") not in (BADGE_ID, SETUP_ID)]
+    if not cells or cells[0].cell_type != "markdown":
+        raise ValueError(f"{notebook}: the first cell must be the markdown title cell")
+    badge = nbformat.v4.new_markdown_cell(badge_source(notebook), id=BADGE_ID, metadata=dict(SKIP))
+    setup = nbformat.v4.new_code_cell(setup_source(), id=SETUP_ID, metadata=dict(SKIP))
+    badge, setup = (old[c.id] if c.id in old and old[c.id].source == c.source and old[c.id].cell_type == c.cell_type
+                    and old[c.id].metadata.get("slideshow") == SKIP["slideshow"] and not old[c.id].get("outputs")
+                    else c for c in (badge, setup))
+    cells.insert(1, badge)
+    first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
+    cells.insert(first_code, setup)
+    nb.cells = cells
+    return nb
+
+
+def update(path: Path) -> bool:
+    """Rewrite the two cells of the notebook at path; True if the file changed."""
+    text = path.read_text(encoding="utf-8")
+    nb = apply(nbformat.reads(text, as_version=4), relative(path))
+    new = nbformat.writes(nb) + "\n"
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def chapters() -> list[Path]:
+    """Every chapter of both editions."""
+    notebooks = ROOT / "notebooks"
+    return sorted(notebooks.glob("[0-9][0-9]_*.ipynb")) + sorted((notebooks / "ja").glob("[0-9][0-9]_*.ipynb"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: the READMEs and every chapter")
+    args = parser.parse_args(argv)
+    if not args.notebooks:
+        for name, start in READMES.items():
+            print(f"{name}: {'updated' if write_readme(ROOT / name, start) else 'unchanged'}")
+    for path in args.notebooks or chapters():
+        print(f"{relative(path)}: {'updated' if update(path) else 'unchanged'}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ runs every English chapter through nbval once per level (the Japanese edition ha
 tests/test_japanese_edition.py). A level this CPU cannot run is reported as NOT TESTED, never passed over
 silently: PyTorch then runs the best level below it.
 
-Usage: python tools/portable.py [notebooks ...] [--levels default avx2 avx512]
+Usage: python -m tools.portable [notebooks ...] [--levels default avx2 avx512]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dev import NBVAL, xdist  # tools/ is on sys.path when a script here runs
+from tools.dev import NBVAL, xdist
 
 ROOT = Path(__file__).resolve().parents[1]
 LEVELS = ("default", "avx2", "avx512")

@@ -15,7 +15,7 @@ tagged here, by rules, before nbconvert's SlidesExporter runs:
 The decks work from disk with no network: the template in tools/slides_template/offline loads no CDN script
 (no jQuery, require.js or MathJax: TeX shows as its source) and reveal.js comes from tools/vendor/, copied to
 <out>/reveal.js/. Figures are capped to the slide's height and long lines wrap.
-Usage: python tools/slides.py [NOTEBOOK ...] [--out DIR]  (default: every notebooks/NN_*.ipynb into build/slides)
+Usage: python -m tools.slides [NOTEBOOK ...] [--out DIR]  (default: every notebooks/NN_*.ipynb into build/slides)
 """
 
 from __future__ import annotations

@@ -215,6 +215,16 @@ def lab_page(lab: Lab, browser) -> Iterator[object]:
 
 
 @pytest.fixture(scope="package")
+def chapters_kernel(lab: Lab) -> Iterator[str]:
+    """One kernel, working in notebooks/, for every chapter the browser tests open, so that each pays no kernel
+    start and no torch import. nbval runs each chapter whole in a fresh kernel; here each chapter runs its own
+    set-up cells again before its explorers."""
+    kernel = lab.start_kernel("notebooks")
+    yield kernel
+    lab.shutdown_kernels()
+
+
+@pytest.fixture(scope="package")
 def artifacts() -> Path:
     artifacts = ROOT / "test-artifacts" / "browser"
     artifacts.mkdir(parents=True, exist_ok=True)

@@ -3,17 +3,14 @@ figure fits the screen. tests/test_slides.py checks the export of every chapter.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
-from browserlib import ROOT, VIEWPORT, chapter_notebooks
+from browserlib import VIEWPORT, chapter_notebooks
 
-spec = importlib.util.spec_from_file_location("slides", ROOT / "tools" / "slides.py")
-slides = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(slides)
+from tools import slides
 
 
 @pytest.mark.browser

@@ -25,9 +25,9 @@ GLYPH_WIDTHS = """text => {
 }"""
 
 
-def test_japanese_chapter_runs_and_shows_japanese(lab, lab_page, artifacts):
+def test_japanese_chapter_runs_and_shows_japanese(lab, lab_page, chapters_kernel, artifacts):
     page, nb = lab_page, nbformat.read(NOTEBOOKS / CHAPTER, as_version=4)
-    with notebook_open(page, lab, CHAPTER, nb) as page_errors:
+    with notebook_open(page, lab, CHAPTER, nb, chapters_kernel) as page_errors:
         run_cells(page, CHAPTER, cells_to_run(nb))
         errors = error_outputs(page)
         assert not errors, f"{CHAPTER}: error output after running its explorer:\n" + "\n---\n".join(errors)

@@ -3,10 +3,11 @@
 nbval already runs every chapter top to bottom in a fresh kernel and compares each output, so this test checks
 what only a browser adds, and does not run the chapter a second time. In one JupyterLab page (loaded once for
 the whole suite), for each chapter:
-- open it: every stored output displays (as many images as the notebook stores, the explorers' stored widget
-  state included), with no error in the page;
+- open it: every stored output displays (as many images as the notebook stores; each explorer's stored output
+  is the line that says to run it), with no error in the page;
 - run, as a learner would with Shift+Enter, the set-up cells (up to the first that imports helpers) and, for
-  each explorer, the code cell before it (its static figure) and the explorer cell itself, in a fresh kernel;
+  each explorer, the cell that draws its static figure and the explorer cell itself, on one kernel that the
+  chapters share (conftest.py: chapters_kernel), so that no chapter pays for a kernel start and torch again;
 - move the explorer's controls and check the live tables: EXPECTED says, per chapter, which control of which
   explorer to move, what its summary must contain before and after, and how many hatched (masked) cells its
   tables must then show (read from the chapter's explorer in helpers/explorers/). A chapter not in EXPECTED
@@ -445,15 +446,6 @@ def test_chapter_renders_and_explorer_responds(path: Path, lab, lab_page, chapte
         elif page.locator(".jp-OutputArea-output img").count():  # chapter 0: its figure
             page.locator(".jp-OutputArea-output img").last.evaluate("img => img.scrollIntoView({block: 'center'})")
         page.screenshot(path=artifacts / f"{path.stem}.png")
-
-
-@pytest.fixture(scope="module")
-def chapters_kernel(lab) -> Iterator[str]:
-    """One kernel for every chapter of this module, so each pays no kernel start and no torch import. nbval runs
-    each chapter whole in a fresh kernel; here each runs its own set-up cells again before its explorers."""
-    kernel = lab.start_kernel("notebooks")
-    yield kernel
-    lab.shutdown_kernels()
 
 
 @pytest.fixture(scope="module")
