@@ -60,6 +60,25 @@ correct attention modules then FAIL, and rightly: masking gives a pad key the we
 enters weights @ v, and 0 * NaN = NaN (0 * inf too), so every real row of that item becomes NaN. This is a real
 hazard, not a check bug (an earlier layer's fully masked pad row can be that NaN); a module passes only if it
 cleans the pad positions before they reach the values, e.g. x.masked_fill(key_padding_mask[..., None], 0).
+
+Mask inference. The two checks above compare padded runs with unpadded ones, so they cannot see a mask that
+hides too much (a causal mask on an encoder, a token that cannot see itself) or one that lost its window.
+infer_mask(attn, L) finds by experiment which inputs each output depends on, as a bool (L, L) mask in the
+helpers' convention (True = does not depend); check_mask_pattern(attn, expected) compares that with what was
+meant and reports leaks and over-masking by (query, key), with report.show() for the picture. Same adapters:
+
+    check_mask_pattern(mha, "bidirectional")                          # MHA without attn_mask sees every key
+    check_mask_pattern(mha, "causal", attn_mask=causal_mask(8))        # ... and with one, the past only
+    check_mask_pattern(gpt2, "causal", embed_dim=tiny_config.n_embd)   # GPT-2 builds its own causal mask
+    window = expected_mask("sliding_window", 8, window=3)              # query i sees keys i-2..i
+    stack = nn.TransformerEncoder(nn.TransformerEncoderLayer(E, 2, 4 * E, batch_first=True), 2,
+                                  enable_nested_tensor=False).eval()
+    check_mask_pattern(stack, "sliding_window", window=3, layers=2, attn_mask=window)   # 2 layers: 5 keys back
+    # expected may also be a bool (L, L) mask (True = not allowed) or a mask_mod (True = may attend).
+
+Limits (infer_mask's docstring): the output at i always depends on the input at i through its query, so the
+diagonal is never reported as a leak; a dependence smaller than the tolerance, or exactly cancelled, looks
+masked.
 """
 
 from __future__ import annotations
@@ -437,3 +456,200 @@ def check_no_future_leak(
                       "by {d:.2g}",
                       (f"{where}: with new values after position {t}", f"{where}: in the unedited batch"))
     return track.report(raise_on_fail)
+
+
+# ---- Mask inference: which inputs each output depends on, found by experiment -----------------------------------
+
+MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+PATTERNS = ("causal", "bidirectional", "sliding_window")
+
+
+def _dependence(run: _Runner, L: int, E: int, attn_mask: torch.Tensor | None, trials: int, atol: float,
+                rtol: float, g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """(depends, nonfinite): bool (L, L), [i, j] = the output at i moved when the input at j got new values;
+    bool (L,), the output at i was NaN or inf in some trial."""
+    depends, nonfinite = torch.zeros(L, L, dtype=torch.bool), torch.zeros(L, dtype=torch.bool)
+    kpm, rows = torch.zeros(L + 1, L, dtype=torch.bool), torch.arange(L)
+    for trial in range(trials):
+        run.where = f"trial {trial}"
+        x = torch.randn(1, L, E, generator=g).repeat(L + 1, 1, 1)     # item 0 as it is; item 1 + j: new values at j
+        x[1 + rows, rows] = torch.randn(L, E, generator=g) * JUNK_SCALE
+        out = run(x, kpm, attn_mask).flatten(2)                          # (L + 1, L, features)
+        ref, edited = out[0], out[1:]                                    # (L, F) and (j, i, F)
+        nonfinite |= ~ref.isfinite().all(-1)
+        scale = ref.abs().amax(-1)                                       # the largest |output| at each position i
+        moved = ((edited - ref).abs() > atol + rtol * scale[:, None]).any(-1)   # (j, i); NaN never counts as moved
+        depends |= moved.T
+    return depends, nonfinite
+
+
+def infer_mask(
+    attn: object,
+    length: int,
+    *,
+    attn_mask: torch.Tensor | None = None,
+    embed_dim: int | None = None,
+    trials: int = 3,
+    atol: float = ATOL,
+    rtol: float = RTOL,
+    seed: int = 0,
+) -> torch.Tensor:
+    """The mask attn really applies: bool (L, L), True where the output at i does NOT depend on the input at j.
+
+    An experiment, not a reading of the code: each trial runs one random sequence of `length` tokens (no padding;
+    attn gets key_padding_mask all False, `attn_mask` as given, and position_ids 0..L-1 if it takes them), and a
+    copy of it per position j with new random values at j; the output at i depends on j if it moved by more than
+    atol + rtol * (largest |output| at i). Several seeded trials (the union of what moved) keep an accidental
+    non-dependence unlikely. The whole module is measured, however deep: a stack of n layers shows its receptive
+    field (check_mask_pattern(layers=n) compares it with the right thing).
+
+    Limits. The diagonal: the output at i depends on the input at i through its query (and any residual
+    connection) whatever the mask says, so a hidden diagonal shows only where the row's weights cannot move
+    (a row with one visible key, or none). A key whose value is exactly cancelled (a zero value projection, a
+    head that ignores it) looks masked, and one that moves an output by less than the tolerance too. Outputs
+    that are NaN or inf depend on nothing here; check_mask_pattern reports them.
+    """
+    fn, E = as_attn(attn), _embed_dim(attn, embed_dim)
+    L = _pattern_args(length, attn_mask, trials, atol, rtol, seed)
+    run = _Runner(fn, pooled=False)
+    depends, _ = _dependence(run, L, E, attn_mask, trials, atol, rtol, torch.Generator().manual_seed(seed))
+    return ~depends
+
+
+def _pattern_args(length: int, attn_mask: torch.Tensor | None, trials: int, atol: float, rtol: float,
+                  seed: int, flags: dict[str, object] | None = None) -> int:
+    _validate(trials, 1, 2, atol, rtol, seed, "both", flags or {})
+    if not isinstance(length, int) or isinstance(length, bool) or length < 1:
+        raise ValueError(f"length must be an int >= 1 (the number of tokens), got {length!r}")
+    if attn_mask is not None and (not isinstance(attn_mask, torch.Tensor) or attn_mask.dtype != torch.bool
+                                  or tuple(attn_mask.shape) != (length, length)):
+        got = f"{attn_mask.dtype} {tuple(attn_mask.shape)}" if isinstance(attn_mask, torch.Tensor) else repr(attn_mask)
+        raise ValueError(f"attn_mask must be None or a bool tensor ({length}, {length}) (True = not allowed), "
+                         f"got {got}")
+    return length
+
+
+def expected_mask(expected: object, length: int, *, window: int | None = None) -> torch.Tensor:
+    """What `expected` means for `length` tokens, as a bool (L, L) mask, True = not allowed.
+
+    expected: "causal", "bidirectional", "sliding_window" (with window=w: the query i sees keys i-w+1..i, w of
+    them, itself included, as Mistral's sliding_window=w), a bool (L, L) tensor in the helpers' convention
+    (True = not allowed), or a mask_mod as torch.nn.attention.flex_attention takes it:
+    mask_mod(b, h, q_idx, kv_idx) -> True where attending is ALLOWED (the opposite polarity).
+    """
+    if isinstance(expected, str):
+        if expected not in PATTERNS:
+            raise ValueError(f"expected must be one of {list(PATTERNS)}, a bool mask or a mask_mod, got {expected!r}")
+        if expected == "sliding_window" and (not isinstance(window, int) or isinstance(window, bool) or window < 1):
+            raise ValueError(f"window must be an int >= 1 (the keys a query sees, itself included), got {window!r}")
+        if expected != "sliding_window" and window is not None:
+            raise ValueError("window (the width w) goes with expected='sliding_window', and only with it")
+        if expected == "bidirectional":
+            return torch.zeros(length, length, dtype=torch.bool)
+        behind = torch.arange(length)[:, None] - torch.arange(length)[None, :]   # i - j
+        return (behind < 0) | (behind >= window) if expected == "sliding_window" else behind < 0
+    if window is not None:
+        raise ValueError("window goes with expected='sliding_window' only")
+    if isinstance(expected, torch.Tensor):
+        if expected.dtype != torch.bool or tuple(expected.shape) != (length, length):
+            raise ValueError(f"an expected mask must be a bool tensor ({length}, {length}) (True = not allowed), "
+                             f"got {expected.dtype} {tuple(expected.shape)}")
+        return expected.clone()
+    if callable(expected):
+        q, kv = torch.arange(length)[:, None], torch.arange(length)[None, :]
+        allowed = expected(torch.tensor(0), torch.tensor(0), q, kv)
+        if not isinstance(allowed, torch.Tensor) or allowed.dtype != torch.bool:
+            raise TypeError(f"a mask_mod must return a bool tensor (True = allowed), got {type(allowed).__name__}")
+        return ~allowed.expand(length, length)
+    raise TypeError(f"expected must be a pattern name, a bool mask or a mask_mod, got {type(expected).__name__}")
+
+
+def receptive_field(blocked: torch.Tensor, layers: int) -> torch.Tensor:
+    """What `layers` stacked layers with one-layer mask `blocked` see: bool (L, L), True = not reachable.
+
+    Each layer mixes what its allowed keys saw one layer down, plus its own position (query and residual): the
+    n-step reachability of (allowed | diagonal). Two layers with a window of 3 see 5 keys back."""
+    if not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
+        raise ValueError(f"layers must be an int >= 1, got {layers!r}")
+    step = (~blocked | torch.eye(blocked.shape[0], dtype=torch.bool)).float()
+    seen = step
+    for _ in range(layers - 1):
+        seen = ((seen @ step) > 0).float()
+    return seen == 0 if layers > 1 else blocked.clone()
+
+
+@dataclass(frozen=True)
+class PatternReport:
+    check: str                           # "mask pattern (causal, length 8)", with ", 2 layers"
+    passed: bool
+    expected: torch.Tensor               # bool (L, L), True = not allowed (the receptive field for layers > 1)
+    inferred: torch.Tensor               # bool (L, L), True = the output does not depend on that input
+    leaks: tuple[tuple[int, int], ...]        # (query, key): depends where it must not
+    over_masked: tuple[tuple[int, int], ...]  # (query, key): does not depend where it should
+    nonfinite: tuple[int, ...]           # positions whose output was NaN or inf
+    trials: int
+
+    def __str__(self) -> str:
+        if self.passed:
+            return f"{self.check}: passed ({self.trials} trials)"
+
+        def listed(pairs: tuple) -> str:
+            return ", ".join(map(str, pairs[:8])) + (", ..." if len(pairs) > 8 else "")
+        found = []
+        if self.leaks:
+            found.append(f"{len(self.leaks)} leak(s), depends where it must not (query, key): {listed(self.leaks)}")
+        if self.over_masked:
+            found.append(f"{len(self.over_masked)} over-masked, does not depend where it should (query, key): "
+                         f"{listed(self.over_masked)}")
+        if self.nonfinite:
+            found.append(f"NaN or inf at positions {list(self.nonfinite)}")
+        return f"{self.check}: FAILED ({self.trials} trials)\n  " + "\n  ".join(found)
+
+    def show(self, **kwargs: object) -> object:
+        """Expected next to inferred, the differences marked (helpers.plots.show_mask_pattern; needs matplotlib)."""
+        from helpers.plots import show_mask_pattern
+
+        return show_mask_pattern(self, **kwargs)
+
+
+def check_mask_pattern(
+    attn: object,
+    expected: object,
+    *,
+    length: int = 8,
+    window: int | None = None,
+    layers: int = 1,
+    attn_mask: torch.Tensor | None = None,
+    embed_dim: int | None = None,
+    trials: int = 3,
+    atol: float = ATOL,
+    rtol: float = RTOL,
+    seed: int = 0,
+    raise_on_fail: bool = False,
+) -> PatternReport:
+    """attn must depend on exactly the inputs `expected` allows: no leak, and no over-masking.
+
+    The padding checks compare padded runs with unpadded ones, so they cannot see a mask that hides too much
+    (a causal mask where none is wanted, a token that cannot see itself) or one that lost its window. This one
+    infers the mask (infer_mask, same arguments) and compares it with `expected` (see expected_mask: a name, a
+    bool mask, or a mask_mod). layers=n: attn is a stack of n such layers, and must see the n-step receptive field
+    of the one-layer mask (receptive_field). The diagonal is never called a leak: every output depends on its
+    own input through the query (infer_mask's limits). report.show() draws expected vs inferred.
+    """
+    fn, E = as_attn(attn), _embed_dim(attn, embed_dim)
+    L = _pattern_args(length, attn_mask, trials, atol, rtol, seed, {"raise_on_fail": raise_on_fail})
+    want = receptive_field(expected_mask(expected, L, window=window), layers)
+    run = _Runner(fn, pooled=False)
+    depends, nonfinite = _dependence(run, L, E, attn_mask, trials, atol, rtol, torch.Generator().manual_seed(seed))
+    off_diagonal = ~torch.eye(L, dtype=torch.bool)
+    leaks = depends & want & off_diagonal
+    over = ~depends & ~want & ~nonfinite[:, None]
+    name = expected if isinstance(expected, str) else "given mask" if isinstance(expected, torch.Tensor) else "mask_mod"
+    name += f" {window}" if window is not None else ""
+    check = f"mask pattern ({name}, length {L}" + (f", {layers} layers)" if layers > 1 else ")")
+    report = PatternReport(check, not (leaks.any() or over.any() or nonfinite.any()), want, ~depends,
+                           tuple(map(tuple, leaks.nonzero().tolist())), tuple(map(tuple, over.nonzero().tolist())),
+                           tuple(nonfinite.nonzero().flatten().tolist()), trials)
+    if raise_on_fail and not report.passed:
+        raise MaskCheckError(str(report))
+    return report

@@ -152,6 +152,42 @@ def _draw_table(ax: plt.Axes, matrix: np.ndarray, rows: Sequence[str], cols: Seq
         ax.set_title(title, pad=12, fontsize=STYLE["axes.titlesize"], **font)
 
 
+def show_mask_pattern(report: object, *, figsize: tuple[float, float] | None = None) -> plt.Figure:
+    """Expected next to inferred mask of a helpers.checks.check_mask_pattern report; the differences marked.
+
+    Blue = the output at that query depends on (expected: may depend on) that key; white = not. In the inferred
+    panel a red "L" marks a leak (depends where it must not) and an orange "O" over-masking (does not depend
+    where it should); grey rows returned NaN or inf.
+    """
+    expected, inferred = (~getattr(report, name).numpy() for name in ("expected", "inferred"))  # True = depends
+    L, S = expected.shape
+    leaks, over = inferred & ~expected, ~inferred & expected
+    np.fill_diagonal(leaks, False)                  # the query path: never a leak (see helpers.checks.infer_mask)
+    nonfinite = np.zeros(L, dtype=bool)
+    nonfinite[list(report.nonfinite)] = True
+    over &= ~nonfinite[:, None]
+    colours = matplotlib.colors.ListedColormap(["white", "#6baed6", "#d9d9d9"])
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, 2, figsize=figsize or (2.0 + 0.9 * S, 1.2 + 0.42 * L), layout="constrained")
+        for ax, depends, title in ((axes[0], expected, "expected"),
+                                   (axes[1], inferred, f"inferred: {len(report.leaks)} leak(s), "
+                                                       f"{len(report.over_masked)} over-masked")):
+            shown = np.where(nonfinite[:, None], 2, depends.astype(int)) if ax is axes[1] else depends.astype(int)
+            ax.imshow(shown, cmap=colours, vmin=0, vmax=2, aspect="equal")
+            ax.set_xticks(range(S))
+            ax.set_yticks(range(L))
+            ax.set_xticks(np.arange(-0.5, S), minor=True)
+            ax.set_yticks(np.arange(-0.5, L), minor=True)
+            ax.grid(which="minor", color="#bdbdbd", linewidth=0.5)
+            ax.tick_params(which="minor", length=0)
+            ax.set(xlabel="key", ylabel="query", title=title)
+        for marks, letter, colour in ((leaks, "L", "#cb181d"), (over, "O", "#fd8d3c")):
+            for i, j in zip(*np.nonzero(marks), strict=True):
+                axes[1].text(j, i, letter, ha="center", va="center", color=colour, fontsize=15, in_layout=False)
+        fig.suptitle(report.check)
+    return fig
+
+
 def _align(text: str, width: int, left: bool = False) -> str:
     """Pad to `width` terminal columns; 犬 猫 鳥 are two columns wide."""
     used = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
