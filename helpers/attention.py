@@ -7,7 +7,8 @@ from typing import NamedTuple
 
 import torch
 
-from helpers.masks import Fill, _require_bool, fill_value
+from helpers import arguments
+from helpers.masks import Fill, fill_value
 
 
 class AttentionSteps(NamedTuple):
@@ -23,10 +24,12 @@ def combined_mask(
     attn_mask: torch.Tensor | None = None,
 ) -> torch.Tensor | None:
     """One bool mask broadcastable to scores (..., L, S); True = masked."""
+    if not isinstance(scores_shape, (tuple, torch.Size)) or len(scores_shape) < 2:
+        raise ValueError(f"scores_shape must be the scores' shape (..., L, S), at least 2-D, got {scores_shape!r}")
     *batch, L, S = scores_shape
     mask = None
     if key_padding_mask is not None:
-        _require_bool(key_padding_mask, "key_padding_mask")
+        arguments.bool_mask(key_padding_mask, "key_padding_mask")
         if key_padding_mask.dim() == 1 and key_padding_mask.shape[0] == S:
             mask = key_padding_mask                              # (S,) -> every row
         elif key_padding_mask.dim() == 2 and batch and key_padding_mask.shape == (batch[0], S):
@@ -36,7 +39,7 @@ def combined_mask(
             want = f"({batch[0]}, {S})" if batch else f"({S},)"
             raise ValueError(f"key_padding_mask must have shape {want} (N, S), got {tuple(key_padding_mask.shape)}")
     if attn_mask is not None:
-        _require_bool(attn_mask, "attn_mask")
+        arguments.bool_mask(attn_mask, "attn_mask")
         # broadcastable: no more dims than the scores, each trailing dim 1 or equal (plain Python:
         # torch.broadcast_shapes would import sympy, about a second per notebook)
         dims = tuple(attn_mask.shape)
@@ -56,25 +59,36 @@ def attention_steps(
     *,
     key_padding_mask: torch.Tensor | None = None,
     attn_mask: torch.Tensor | None = None,
-    fill: Fill = -1e9,
+    fill: Fill | None = None,
 ) -> AttentionSteps:
     """softmax(q k^T / sqrt(E), masked) @ v, keeping every intermediate.
 
     q: (..., L, E), k: (..., S, E), v: (..., S, Ev).
     key_padding_mask: bool (N, S), True = padded key, applied to every head and query row.
     attn_mask: bool, broadcastable to (..., L, S), True = not allowed (e.g. a future key).
-    fill: what masked scores become: a number (-1e9 as in the book), "-inf", or "min" (finfo.min).
-    No safety net: a fully masked row is uniform with a finite fill and NaN with "-inf".
+    fill: what masked scores become: a number, "-inf", or "min" (finfo.min). By default -1e9 as in the book,
+    or finfo.min in a dtype that cannot hold -1e9 (float16). No safety net: a fully masked row is uniform with a
+    finite fill and NaN with "-inf".
     """
+    fill = _checked_inputs(q, k, v, fill)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])   # (..., L, S)
+    mask = combined_mask(scores.shape, key_padding_mask, attn_mask)
+    masked_scores = scores if mask is None else scores.masked_fill(mask, fill_value(fill, scores.dtype))
+    weights = torch.softmax(masked_scores, dim=-1)               # each row sums to 1
+    output = weights @ v                                         # (..., L, Ev)
+    return AttentionSteps(scores, masked_scores, weights, output)
+
+
+def _checked_inputs(q: object, k: object, v: object, fill: Fill | None) -> Fill:
+    """attention_steps' arguments checked; the fill to use (the default resolved for q's dtype)."""
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if not t.dtype.is_floating_point:
-            raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
+        arguments.floating(t, name)
         if t.dim() < 2:
             raise ValueError(f"{name} must have shape (..., length, features), got {tuple(t.shape)}")
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must have the same dtype, got q {q.dtype}, k {k.dtype} and v {v.dtype}")
+    if not q.device == k.device == v.device:
+        raise ValueError(f"q, k and v must be on one device, got q {q.device}, k {k.device} and v {v.device}")
     if q.shape[-1] == 0:
         raise ValueError(f"q and k must have at least one feature (E >= 1: scores divide by sqrt(E)), "
                          f"got q {tuple(q.shape)}")
@@ -87,11 +101,7 @@ def attention_steps(
         raise ValueError(f"k and v must agree on (..., S), got k {tuple(k.shape)} and v {tuple(v.shape)}")
     if q.shape[:-2] != k.shape[:-2]:
         raise ValueError(f"q and k must have the same batch dims, got q {tuple(q.shape)} and k {tuple(k.shape)}")
+    if fill is None:
+        return -1e9 if torch.finfo(q.dtype).max >= 1e9 else "min"
     fill_value(fill, torch.float64)  # reject a bad fill early, even when nothing is masked
-
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])   # (..., L, S)
-    mask = combined_mask(scores.shape, key_padding_mask, attn_mask)
-    masked_scores = scores if mask is None else scores.masked_fill(mask, fill_value(fill, scores.dtype))
-    weights = torch.softmax(masked_scores, dim=-1)               # each row sums to 1
-    output = weights @ v                                         # (..., L, Ev)
-    return AttentionSteps(scores, masked_scores, weights, output)
+    return fill

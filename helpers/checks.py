@@ -91,6 +91,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from helpers import arguments
 from helpers.masks import causal_mask, key_padding_mask, positions_from_mask
 
 Attn = Callable[..., torch.Tensor]   # attn(x, key_padding_mask, attn_mask[, position_ids=...]) -> output
@@ -145,6 +146,12 @@ ADAPTER_HINT = ("write an adapter attn(x, key_padding_mask, attn_mask) -> output
 
 def as_attn(attn: object) -> Attn:
     """Adapt known PyTorch modules to attn(x, key_padding_mask, attn_mask) -> output; pass callables through."""
+    if isinstance(attn, type) and issubclass(attn, nn.Module):
+        raise TypeError(f"attn is the class nn.{attn.__name__}, not a module: pass an instance, e.g. "
+                        f"{attn.__name__}(...).eval()")
+    if isinstance(attn, nn.MultiheadAttention) and not attn._qkv_same_embed_dim:
+        raise ValueError(f"attn is an nn.MultiheadAttention with kdim={attn.kdim}, vdim={attn.vdim} != embed_dim="
+                         f"{attn.embed_dim}: the checks feed one x as query, key and value; {ADAPTER_HINT}")
     if isinstance(attn, nn.MultiheadAttention):
         def mha(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> torch.Tensor:
             x = x if attn.batch_first else x.transpose(0, 1)
@@ -182,40 +189,44 @@ def _embed_dim(attn: object, embed_dim: int | None) -> int:
         if isinstance(attn, nn.TransformerEncoder):
             return attn.layers[0].self_attn.embed_dim
         raise ValueError("embed_dim is required when attn is a plain callable (the feature size E of x)")
-    if not isinstance(embed_dim, int) or isinstance(embed_dim, bool) or embed_dim < 1:
-        raise ValueError(f"embed_dim must be a positive int, got {embed_dim!r}")
-    return embed_dim
+    return arguments.integer(embed_dim, "embed_dim", minimum=1)
 
 
 def _validate(trials: int, batch_size: int, max_len: int, atol: float, rtol: float, seed: int,
               padding_side: str, flags: dict[str, object]) -> None:
     for name, value, low in (("trials", trials, 1), ("batch_size", batch_size, 1), ("max_len", max_len, 2)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+        arguments.integer(value, name, minimum=low)
     for name, value in (("atol", atol), ("rtol", rtol)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        arguments.number(value, name, minimum=0)
+    seed = arguments.integer(seed, "seed")
     if not -2**63 <= seed < 2**64:
         raise ValueError(f"seed must fit in 64 bits (-2**63 <= seed < 2**64), got {seed}")
     if padding_side not in PADDING_SIDES:
         raise ValueError(f"padding_side must be one of {list(PADDING_SIDES)}, got {padding_side!r}")
     for name, value in flags.items():
-        if not isinstance(value, bool):
-            raise TypeError(f"{name} must be a bool (True or False), got {type(value).__name__} {value!r}")
+        arguments.flag(value, name)
 
 
 def position_ids(key_padding_mask: torch.Tensor) -> torch.Tensor:
     """Positions (N, L) counted over real tokens only: the first real token is 0 on either padding side."""
-    return positions_from_mask(~key_padding_mask)
+    return positions_from_mask(~arguments.bool_mask(key_padding_mask, "key_padding_mask"))
 
 
-def _takes_position_ids(fn: Attn) -> bool:
+def _position_ids_parameter(fn: Attn) -> inspect.Parameter | None:
+    """attn's parameter named position_ids, if it has one."""
     try:   # a module's own signature is (*args, **kwargs): read its forward's
-        return "position_ids" in inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn).parameters
+        return inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn).parameters.get("position_ids")
     except (TypeError, ValueError):  # no signature to read (some builtins)
+        return None
+
+
+def _takes_only_kwargs(fn: Attn) -> bool:
+    """attn takes **kwargs but no parameter named position_ids (so it gets none: worth a hint on failure)."""
+    try:
+        parameters = inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn).parameters
+    except (TypeError, ValueError):
         return False
+    return "position_ids" not in parameters and any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
 def _shapes(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None, kwargs: dict) -> str:
@@ -229,15 +240,18 @@ class _Runner:
 
     def __init__(self, fn: Attn, pooled: bool):
         self.fn, self.pooled = fn, pooled
-        self.takes_position_ids = _takes_position_ids(fn)
+        parameter = _position_ids_parameter(fn)
+        self.takes_position_ids = parameter is not None
+        self.positional = parameter is not None and parameter.kind is parameter.POSITIONAL_ONLY
         self.features: tuple[int, ...] | None = None   # the "..." of (N, L, ...), fixed by the first call
         self.where = "trial 0"                           # for messages: which trial and padding side
 
     def __call__(self, x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> torch.Tensor:
         kwargs = {"position_ids": position_ids(kpm)} if self.takes_position_ids else {}
         try:
-            with torch.no_grad():
-                out = self.fn(x, kpm, am, **kwargs)
+            with torch.no_grad():   # a fresh copy of x: an adapter may add positions to it in place
+                args = (x.clone(), kpm, am, *kwargs.values()) if self.positional else (x.clone(), kpm, am)
+                out = self.fn(*args, **({} if self.positional else kwargs))
         except Exception as error:
             raise AttnCallError(f"attn raised {type(error).__name__} in {self.where}, called with "
                                 f"{_shapes(x, kpm, am, kwargs)}: {error}") from error
@@ -245,6 +259,12 @@ class _Runner:
         if not isinstance(out, torch.Tensor):
             raise TypeError(f"attn must return one tensor {promise}, got {type(out).__name__} "
                             "(return only the output, e.g. mha(...)[0])")
+        if out.is_complex():
+            raise TypeError(f"attn returned a complex tensor ({out.dtype}): the checks compare real numbers; return "
+                            "torch.view_as_real(output) to compare both parts")
+        if out.device != x.device:
+            raise ValueError(f"attn returned a tensor on {out.device}, but x is on {x.device}: return the output on "
+                             f"{x.device} (e.g. output.to('{x.device}'))")
         lead = tuple(x.shape[:1] if self.pooled else x.shape[:2])
         if self.features is None and tuple(out.shape[:len(lead)]) == lead:
             self.features = tuple(out.shape[len(lead):])
@@ -281,8 +301,10 @@ class _Tracker:
         """
         if not compared.any():
             return
+        same = out == ref   # an inf in both runs (a banned logit, say) is an equal output; NaN never is
         for run, t in ((runs[1], ref), (runs[0], out)):   # the reference run first: its NaN is the cause
-            bad = ~t.isfinite().flatten(2).all(-1) & compared if t.dim() > 2 else ~t.isfinite() & compared
+            wrong = ~t.isfinite() & ~same
+            bad = wrong.flatten(2).any(-1) & compared if t.dim() > 2 else wrong & compared
             if bad.any():
                 self.nonfinite = True
                 i, p = (int(v) for v in bad.nonzero()[0])
@@ -290,9 +312,10 @@ class _Tracker:
                 at = "pooled output" if self.pooled else f"real position {p}"
                 self._fail(f"{run}, attn returned {kind} at item {item + i}'s {at}")
                 return
-        d = (out - ref).abs()                                      # (N, L, ...)
+        d = torch.where(same, 0.0, (out - ref).abs())              # (N, L, ...)
         keep = compared.view(*compared.shape, *[1] * (d.dim() - 2))
-        scale = ref.abs().flatten(2).amax(-1).view(keep.shape) if d.dim() > 2 else ref.abs()  # |b| per output vector
+        finite = ref.abs().masked_fill(~ref.isfinite(), 0.0)      # the scale of the finite features
+        scale = finite.flatten(2).amax(-1).view(keep.shape) if d.dim() > 2 else finite  # |b| per output vector
         failing = d > self.atol + self.rtol * scale                # torch.isclose, with |b| read per vector
         d, failing = d.masked_fill(~keep, 0.0), failing & keep
         self.worst = max(self.worst, float(d.max()))
@@ -309,9 +332,13 @@ class _Tracker:
         if self.first is None:
             self.first = text
 
-    def report(self, raise_on_fail: bool) -> CheckReport:
+    def report(self, raise_on_fail: bool, fn: Attn | None = None) -> CheckReport:
+        first = self.first
+        if first is not None and fn is not None and _takes_only_kwargs(fn):
+            first += (" (attn takes **kwargs but no parameter named position_ids, so it got no position ids: "
+                      "name one if the module needs positions)")
         report = CheckReport(self.check, self.first is None, math.nan if self.nonfinite else self.worst,
-                             self.atol, self.trials, self.first, self.rtol, self.worst_rel)
+                             self.atol, self.trials, first, self.rtol, self.worst_rel)
         if raise_on_fail and not report.passed:
             raise MaskCheckError(str(report))
         return report
@@ -407,7 +434,7 @@ def check_padding_invariance(
                 track.add(placed, out[i:i + 1], real[i:i + 1],
                           f"{where}: item {i} run alone (unpadded) differs {at} by {{d:.2g}}",
                           (f"{where}: item {i} run alone (unpadded)", f"{where}: in the padded batch"), i, shift)
-    return track.report(raise_on_fail)
+    return track.report(raise_on_fail, fn)
 
 
 def check_no_future_leak(
@@ -455,7 +482,7 @@ def check_no_future_leak(
                       f"{where}: new values after position {t} changed item {{i}}'s output at position {{p}} "
                       "by {d:.2g}",
                       (f"{where}: with new values after position {t}", f"{where}: in the unedited batch"))
-    return track.report(raise_on_fail)
+    return track.report(raise_on_fail, fn)
 
 
 # ---- Mask inference: which inputs each output depends on, found by experiment -----------------------------------
@@ -474,6 +501,8 @@ def _dependence(run: _Runner, L: int, E: int, attn_mask: torch.Tensor | None, tr
         run.where = f"trial {trial}"
         x = torch.randn(1, L, E, generator=g).repeat(L + 1, 1, 1)     # item 0 as it is; item 1 + j: new values at j
         x[1 + rows, rows] = torch.randn(L, E, generator=g) * JUNK_SCALE
+        if trial == 0:
+            _require_deterministic(run, x, kpm, attn_mask)
         out = run(x, kpm, attn_mask).flatten(2)                          # (L + 1, L, features)
         ref, edited = out[0], out[1:]                                    # (L, F) and (j, i, F)
         nonfinite |= ~ref.isfinite().all(-1)

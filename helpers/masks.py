@@ -7,22 +7,14 @@ a bool mask is True where attention is NOT allowed (padding, future).
 from __future__ import annotations
 
 import math
-import operator
+import numbers
 from collections.abc import Sequence
 
 import torch
 
+from helpers import arguments
+
 Fill = float | int | str
-
-
-def _index(value: object, name: str) -> int:
-    """An int from a Python, numpy or 0-d torch integer (operator.index); bools and floats are refused."""
-    if isinstance(value, bool) or (isinstance(value, torch.Tensor) and value.dtype == torch.bool):
-        raise TypeError(f"{name} must be an int, got the bool {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}") from None
 
 
 def key_padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None = None) -> torch.Tensor:
@@ -30,6 +22,13 @@ def key_padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None 
 
     lengths: a list of ints (numpy or 0-d torch integers too) or a 1-D integer tensor; S = max_len or max(lengths).
     """
+    lengths, max_len = _checked_lengths(lengths, max_len)
+    positions = torch.arange(max_len)                             # (S,)
+    return positions[None, :] >= torch.tensor(lengths)[:, None]  # (N, S): position >= length is padding
+
+
+def _checked_lengths(lengths: object, max_len: object) -> tuple[list[int], int]:
+    """key_padding_mask's arguments as a list of ints and S."""
     if isinstance(lengths, torch.Tensor):
         if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool \
                 or lengths.dim() != 1:
@@ -41,7 +40,7 @@ def key_padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None 
     if not isinstance(lengths, Sequence) or isinstance(lengths, (str, bytes)):
         raise TypeError(f"lengths must be a list of ints, got {type(lengths).__name__} {lengths!r}")
     try:
-        lengths = [_index(n, "lengths[i]") for n in lengths]
+        lengths = [arguments.integer(n, "lengths[i]") for n in lengths]
     except TypeError:
         raise TypeError(f"lengths must be a list of ints, got {lengths!r}") from None
     if len(lengths) == 0:
@@ -52,35 +51,22 @@ def key_padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None 
         if max(lengths) == 0:
             raise ValueError(f"lengths must hold at least one length > 0 when max_len is not given "
                              f"(the mask would have no columns), got {lengths}; pass max_len to pad empty sequences")
-        max_len = max(lengths)
-    else:
-        max_len = _index(max_len, "max_len")
-        if max_len < 1:
-            raise ValueError(f"max_len must be a positive int, got {max_len!r}")
+        return lengths, max(lengths)
+    max_len = arguments.integer(max_len, "max_len", minimum=1)
     if max(lengths) > max_len:
         raise ValueError(f"lengths must be <= max_len={max_len}, got {lengths}")
-    positions = torch.arange(max_len)                     # (S,)
-    return positions[None, :] >= torch.tensor(lengths)[:, None]  # (N, S)
+    return lengths, max_len
 
 
 def causal_mask(size: int) -> torch.Tensor:
     """Bool (size, size) mask, True above the diagonal: query i may not see key j > i."""
-    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-        raise ValueError(f"size must be a positive int, got {size!r}")
+    size = arguments.integer(size, "size", minimum=1)
     return torch.logical_not(torch.tril(torch.ones(size, size, dtype=torch.bool)))
-
-
-def _require_bool(mask: object, name: str) -> torch.Tensor:
-    if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
-        raise TypeError(f"{name} must be a bool tensor (True = masked), got dtype {mask.dtype}")
-    return mask
 
 
 def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
     """Flip a True = masked mask into F.scaled_dot_product_attention's True = may attend."""
-    return torch.logical_not(_require_bool(mask, "mask"))
+    return torch.logical_not(arguments.bool_mask(mask, "mask"))
 
 
 def from_hf_attention_mask(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -104,7 +90,8 @@ def from_hf_attention_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     """Position ids (N, L) counted over real tokens only, from a keep mask (1 or True = real token):
     cumsum(mask) - 1, pads clamped to 0. The first real token is 0 on either padding side."""
-    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+    keep = arguments.keep_mask(attention_mask, "attention_mask")
+    return (keep.long().cumsum(-1) - 1).clamp(min=0)
 
 
 def fill_value(fill: Fill, dtype: torch.dtype) -> float:
@@ -121,8 +108,9 @@ def fill_value(fill: Fill, dtype: torch.dtype) -> float:
         return torch.finfo(dtype).min
     if fill == "-inf":
         return -math.inf
-    if isinstance(fill, bool) or not isinstance(fill, (int, float)):
+    if isinstance(fill, bool) or not isinstance(fill, numbers.Real):
         raise TypeError(f"fill must be 'min', '-inf' or a number, got {fill!r}")
+    fill = float(fill)
     if math.isnan(fill):
         raise ValueError("fill must not be NaN")
     if fill >= 0:
@@ -131,10 +119,15 @@ def fill_value(fill: Fill, dtype: torch.dtype) -> float:
         raise ValueError(
             f"fill={fill:g} does not fit in {dtype} (finfo.min = {torch.finfo(dtype).min:g}); use fill='min'"
         )
-    return float(fill)
+    if math.isfinite(fill) and abs(torch.tensor(fill, dtype=dtype).item()) < torch.finfo(dtype).tiny:
+        raise ValueError(f"fill={fill:g} underflows in {dtype} (below finfo.tiny = {torch.finfo(dtype).tiny:g}), so "
+                         "masked scores would keep their weight: a fill must sit far below every real score, "
+                         "e.g. -1e9 or 'min'")
+    return fill
 
 
 def to_additive_mask(mask: torch.Tensor, dtype: torch.dtype = torch.float32, fill: Fill = "min") -> torch.Tensor:
     """Float mask to add to the scores: 0 where a key is visible, `fill` where it is masked."""
     value = fill_value(fill, dtype)
-    return torch.zeros(_require_bool(mask, "mask").shape, dtype=dtype).masked_fill(mask, value)
+    mask = arguments.bool_mask(mask, "mask")
+    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, value)

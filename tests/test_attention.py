@@ -88,7 +88,7 @@ def test_equals_multihead_attention(num_heads):
         ({"q": torch.randn(5, 4), "k": torch.randn(5, 3)}, ValueError, "q and k must have the same feature size E"),
         ({"v": torch.randn(4, 3)}, ValueError, "k and v must agree"),
         ({"q": [[1.0]]}, TypeError, "q must be a torch.Tensor"),
-        ({"k": torch.ones(5, 4, dtype=torch.long)}, TypeError, "k must be a floating tensor"),
+        ({"k": torch.ones(5, 4, dtype=torch.long)}, TypeError, "k must be a float16, bfloat16, float32 or float64"),
         ({"q": torch.randn(4)}, ValueError, "q must have shape"),
         ({"key_padding_mask": torch.tensor([1, 1, 1, 0, 0])}, TypeError, "key_padding_mask must be a bool tensor"),
         ({"key_padding_mask": torch.zeros(5, 4, dtype=torch.bool)}, ValueError,
@@ -114,5 +114,12 @@ def test_batched_key_padding_mask_shape_is_checked():
 def test_fill_that_does_not_fit_the_dtype_is_an_error_not_inf():
     q, k, v = (t.half() for t in random_qkv())
     with pytest.raises(ValueError, match="fill=-1e\\+09 does not fit in torch.float16"):
-        attention_steps(q, k, v, attn_mask=causal_mask(5))
+        attention_steps(q, k, v, attn_mask=causal_mask(5), fill=-1e9)
     assert attention_steps(q, k, v, attn_mask=causal_mask(5), fill="min").weights.isfinite().all()
+
+
+def test_the_default_fill_is_the_books_where_the_dtype_holds_it():
+    q, k, v = random_qkv()
+    assert (attention_steps(q, k, v, attn_mask=causal_mask(5)).masked_scores == -1e9).sum() == 10
+    half = attention_steps(*(t.half() for t in (q, k, v)), attn_mask=causal_mask(5))    # float16: finfo.min
+    assert (half.masked_scores == torch.finfo(torch.float16).min).sum() == 10 and half.weights.isfinite().all()

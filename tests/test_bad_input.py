@@ -173,3 +173,108 @@ def test_encoder_decoder_modules_are_pointed_to_the_adapter_pattern(make):
                                             r"write an adapter .*tgt_key_padding_mask=kpm"):
             check(module, embed_dim=E)
 
+
+
+# --- the third edition's classes: silently wrong, errors on valid input, misleading verdicts, unclear errors ---
+
+@pytest.mark.parametrize(("mask", "error", "match"), [
+    (torch.tensor([[1, 2, 0]]), ValueError, r"only 0 \(pad\) and 1 \(real token\), got values \[0, 1, 2\]"),
+    (torch.tensor([[1, -1]]), ValueError, "only 0 .pad. and 1"),
+    (torch.tensor([[1.0, 0.0]]), TypeError, "attention_mask must be bool or integer 0/1"),
+    (torch.tensor([[math.nan]]), TypeError, "bool or integer 0/1"),
+    (torch.tensor(1), ValueError, "must have a length dimension"),
+    ([[1, 1, 0]], TypeError, r"attention_mask must be a torch.Tensor, got list \(torch.tensor"),
+])
+def test_positions_from_mask_refuses_what_is_not_a_keep_mask(mask, error, match):
+    from helpers.masks import positions_from_mask
+
+    with pytest.raises(error, match=match):
+        positions_from_mask(mask)
+
+
+def test_position_ids_of_the_checks_want_a_bool_padding_mask():
+    from helpers.checks import position_ids
+
+    assert position_ids(torch.tensor([[True, False, False]])).tolist() == [[0, 0, 1]]
+    with pytest.raises(TypeError, match=r"key_padding_mask must be a bool tensor \(True = masked\), got dtype "):
+        position_ids(torch.tensor([[1, 0, 0]]))    # bitwise ~ on integers would give -2, -1, -1: silently wrong
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_a_fill_that_underflows_is_refused(dtype):
+    with pytest.raises(ValueError, match=r"fill=-1e-50 underflows in torch\.float.*masked scores would keep"):
+        fill_value(-1e-50, dtype)
+    with pytest.raises(ValueError, match="underflows"):
+        attention_steps(q, k, v, key_padding_mask=torch.zeros(2, 5, dtype=torch.bool), fill=-1e-50)
+
+
+def test_numpy_numbers_are_accepted_alike():
+    from helpers import causal_mask
+
+    assert fill_value(np.float32(-1e4), torch.float32) == fill_value(np.float64(-1e4), torch.float32) == -1e4
+    assert torch.equal(causal_mask(np.int64(3)), causal_mask(3))
+    assert check_padding_invariance(identity, embed_dim=np.int64(E), trials=np.int64(2)).passed
+    with pytest.raises(TypeError, match="fill must be 'min', '-inf' or a number, got np.True_|fill must be"):
+        fill_value(np.bool_(True), torch.float32)
+
+
+def test_an_adapter_that_adds_positions_in_place_is_not_called_random():
+    pos = torch.randn(16, E)
+
+    def adds_in_place(x, key_padding_mask, attn_mask, position_ids):
+        x += pos[position_ids]          # changes the x it was given
+        return x
+    assert check_padding_invariance(adds_in_place, embed_dim=E).passed
+
+
+def test_positional_only_position_ids_are_passed_by_position():
+    def positional(x, key_padding_mask, attn_mask, position_ids, /):
+        return x + position_ids[..., None]
+    assert check_padding_invariance(positional, embed_dim=E).passed
+
+
+def test_an_adapter_with_kwargs_gets_a_hint_when_it_fails():
+    pos = torch.randn(16, E)
+
+    def kwargs_only(x, key_padding_mask, attn_mask, **kwargs):   # expects position_ids, never gets them
+        return (x + pos[kwargs.get("position_ids", torch.arange(x.shape[1]).expand(x.shape[:2]))]).cumsum(1)
+    report = check_padding_invariance(kwargs_only, embed_dim=E, padding_side="left")
+    assert not report.passed and "takes **kwargs but no parameter named position_ids" in report.first_failure
+
+
+def test_to_additive_mask_builds_on_the_masks_device():
+    assert to_additive_mask(torch.zeros(2, 3, dtype=torch.bool, device="meta")).device.type == "meta"
+
+
+@pytest.mark.parametrize(("out", "error", "match"), [
+    (lambda x: torch.complex(x, x), TypeError, r"attn returned a complex tensor .*view_as_real"),
+    (lambda x: x.to("meta"), ValueError, r"attn returned a tensor on meta, but x is on cpu"),
+])
+def test_outputs_the_checks_cannot_compare_are_refused(out, error, match):
+    with pytest.raises(error, match=match):
+        check_padding_invariance(lambda x, kpm, am: out(x), embed_dim=E)
+
+
+def test_float8_and_lists_are_refused_by_name():
+    with pytest.raises(TypeError, match=r"q must be a float16, bfloat16, float32 or float64 tensor, got dtype "
+                                        r"torch.float8_e4m3fn"):
+        attention_steps(q.to(torch.float8_e4m3fn), k, v)
+    with pytest.raises(TypeError, match=r"k must be a torch.Tensor, got list \(torch.tensor\(...\) makes one"):
+        attention_steps(q, k.tolist(), v)
+    with pytest.raises(ValueError, match="q, k and v must be on one device"):
+        attention_steps(q, k.to("meta"), v)
+
+
+@pytest.mark.parametrize("shape", [(5,), None, 3])
+def test_combined_mask_wants_a_scores_shape(shape):
+    from helpers.attention import combined_mask
+
+    with pytest.raises(ValueError, match=r"scores_shape must be the scores' shape \(..., L, S\)"):
+        combined_mask(shape, MASK)
+
+
+def test_a_module_class_and_mha_with_kdim_are_refused_by_name():
+    with pytest.raises(TypeError, match=r"attn is the class nn.MultiheadAttention, not a module: pass an instance"):
+        check_padding_invariance(nn.MultiheadAttention, embed_dim=E)
+    with pytest.raises(ValueError, match=r"kdim=3, vdim=3 != embed_dim=4: the checks feed one x"):
+        check_padding_invariance(nn.MultiheadAttention(E, 2, kdim=3, vdim=3, batch_first=True).eval())

@@ -135,8 +135,17 @@ def test_nan_is_reported_as_returned_nan_not_as_a_difference():
     assert report.first_failure == ("trial 0: lengths [4, 2, 1] padded to 4: in the unedited batch, "
                                     "attn returned NaN at item 0's real position 0")
     assert str(report).startswith("no future leak: FAILED (20 trials, atol=1e-05, attn returned NaN or inf)")
-    inf = check_padding_invariance(lambda x, kpm, am: x.masked_fill(~kpm[..., None], math.inf), embed_dim=E)
-    assert "attn returned inf at item 0's real position 0" in inf.first_failure
+    def inf_when_large(x, kpm, am):   # inf everywhere once any input (the pads' junk too) is large
+        return torch.where(x.abs().amax((1, 2), keepdim=True) > 8, math.inf, x)
+    inf = check_padding_invariance(inf_when_large, embed_dim=E)
+    assert "with new values at the pad positions, attn returned inf at item 0's real position" in inf.first_failure
+
+
+def test_an_inf_feature_in_every_run_is_an_equal_output():
+    """A fixed -inf feature (a banned logit, say) is the same in both runs: not a failure."""
+    def banned(x, kpm, am):
+        return torch.cat([x, torch.full_like(x[..., :1], -math.inf)], -1)
+    assert check_padding_invariance(banned, embed_dim=E).passed and check_no_future_leak(banned, embed_dim=E).passed
 
 
 def test_passing_report_text_has_no_machine_dependent_digits():
@@ -188,7 +197,7 @@ def test_embed_dim_is_read_from_known_modules():
     [
         (lambda: check_padding_invariance(42), TypeError, "attn must be callable as attn.*write an adapter"),
         (lambda: check_padding_invariance(steps), ValueError, "embed_dim is required when attn is a plain callable"),
-        (lambda: check_padding_invariance(steps, embed_dim=0), ValueError, "embed_dim must be a positive int"),
+        (lambda: check_padding_invariance(steps, embed_dim=0), ValueError, "embed_dim must be an int >= 1"),
         (lambda: check_padding_invariance(steps, embed_dim=E, trials=0), ValueError, "trials must be an int >= 1"),
         (lambda: check_no_future_leak(steps, embed_dim=E, batch_size=0), ValueError, "batch_size must be an int >= 1"),
         (lambda: check_no_future_leak(steps, embed_dim=E, max_len=1), ValueError, "max_len must be an int >= 2"),

@@ -226,3 +226,10 @@ def test_the_documented_mask_inference_examples_pass():
     exec(examples, {"nn": nn, "E": E, "mha": mha, "gpt2": gpt2, "tiny_config": tiny_config,
                     "causal_mask": causal_mask, "expected_mask": expected_mask, "check_mask_pattern": recorded})
     assert len(reports) == 4 and all(r.passed for r in reports), [str(r) for r in reports]
+
+
+def test_a_module_with_dropout_in_training_mode_is_refused():
+    torch.manual_seed(0)
+    noisy = nn.MultiheadAttention(E, 2, dropout=0.5, batch_first=True).train()
+    with pytest.raises(ValueError, match="dropout in training mode"):
+        infer_mask(noisy, L)
