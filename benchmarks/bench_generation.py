@@ -1,4 +1,4 @@
-"""Chapter 9's costs: training tiny_lm, precomputing the explorer's 24 runs, and one explorer update.
+"""Chapter 9's costs: training its tiny LM (ch09.TinyLM), precomputing the explorer's 24 runs, one explorer update.
 
 Run: .venv/bin/python benchmarks/bench_generation.py [--n 60]
 
