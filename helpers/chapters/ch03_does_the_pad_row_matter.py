@@ -1,5 +1,8 @@
-"""Chapter 3: the two-layer model on the running toy (attention_layer, layer2_params, POLICIES), and its
-explorer: junk in the pad rows between the layers, and whether it ever reaches a real token."""
+"""Chapter 3: two attention layers on the running toy, and an explorer: does junk in the pad rows reach a real token?
+
+attention_layer, layer2_params and POLICIES (how a layer treats the pad query rows) are the model; the
+explorer puts junk in the pad rows between the two layers and compares with the book's layers without junk.
+"""
 
 from __future__ import annotations
 
