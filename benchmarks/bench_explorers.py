@@ -1,11 +1,11 @@
-"""Time one explorer update (compute plus redraw) for every explorer in helpers.explorers.EXPLORERS.
+"""Time one explorer update (compute plus redraw) for every explorer the chapters list (helpers.chapters).
 
 Run: .venv/bin/python benchmarks/bench_explorers.py [--n 60] [--json results.json]
 
 The updates run inside a real IPython kernel (started here with jupyter_client), as in JupyterLab:
-the explorer computes its View, renders it as HTML tables (helpers.explorers.base.view_html) and sets
+the explorer computes its View, renders it as HTML tables (helpers.explorer.view_html) and sets
 the value of its HTML widgets, which goes out on the kernel's iopub socket. For each explorer that
-helpers.explorers.EXPLORERS lists (chapter -> its explorers), the script detaches the controls'
+a chapter module lists in EXPLORERS (helpers.chapters.explorers), the script detaches the controls'
 observers, then N times: sets one control to its next value (cycling through the controls and their
 values), times box.refresh() (wall and CPU time, and the part spent in view_html), and records whether
 that combination drew tables or showed the "Not possible" message.
@@ -31,8 +31,8 @@ MARK = "BENCH-RESULT:"
 KERNEL_CODE = r'''
 import json, statistics, time
 import ipywidgets as widgets
-import helpers.explorers.base as wiring
-from helpers.explorers import EXPLORERS
+import helpers.explorer as wiring
+from helpers import chapters
 
 
 def _next_values(control):
@@ -56,8 +56,8 @@ def _next_values(control):
 
 
 def _explorers():
-    for chapter, makers in EXPLORERS.items():
-        for make in makers:
+    for chapter in chapters.chapters():
+        for make in chapters.explorers(chapter):
             yield f"{chapter} {make.__name__}", make
 
 
@@ -163,7 +163,7 @@ def main() -> int:
     args = parser.parse_args()
     results = run(args.n)
     if not results:
-        print("no explorer found in helpers.explorers.EXPLORERS")
+        print("no explorer found in helpers.chapters")
         return 1
     print(report(results))
     if args.json:

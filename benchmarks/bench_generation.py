@@ -1,4 +1,4 @@
-"""Chapter 9's costs: training tiny_lm, precomputing the explorer's 24 runs, and one explorer update.
+"""Chapter 9's costs: training its tiny LM (ch09.TinyLM), precomputing the explorer's 24 runs, one explorer update.
 
 Run: .venv/bin/python benchmarks/bench_generation.py [--n 60]
 
@@ -17,9 +17,8 @@ import time
 
 import torch
 
-from helpers import generation as gen
-from helpers.explorers.base import view_html
-from helpers.explorers.generation import generation_view
+from helpers.chapters import ch09_batched_generation as ch09
+from helpers.explorer import view_html
 
 TARGET_MS = 50.0
 
@@ -32,21 +31,21 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
     start, cpu = time.perf_counter(), time.process_time()
-    gen.trained_model()
+    ch09.trained_model()
     print(f"training (60 steps, one thread): {time.perf_counter() - start:.2f} s wall, "
           f"{time.process_time() - cpu:.2f} s CPU")
     start, cpu = time.perf_counter(), time.process_time()
-    combinations = list(itertools.product(gen.SIDES, gen.POSITIONS, gen.MASKS, (True, False)))
+    combinations = list(itertools.product(ch09.SIDES, ch09.POSITIONS, ch09.MASKS, (True, False)))
     for combination in combinations:
-        gen.batched(*combination)
+        ch09.batched(*combination)
     print(f"precomputing {len(combinations)} runs: {time.perf_counter() - start:.2f} s wall, "
           f"{time.process_time() - cpu:.2f} s CPU")
 
-    settings = itertools.cycle([(*c, step) for c in combinations for step in range(1, gen.STEPS + 1)])
+    settings = itertools.cycle([(*c, step) for c in combinations for step in range(1, ch09.STEPS + 1)])
     times, cpu_times = [], []
     for _ in range(n):
         start, cpu = time.perf_counter(), time.process_time()
-        view_html(generation_view(*next(settings)))
+        view_html(ch09.generation_view(*next(settings)))
         times.append((time.perf_counter() - start) * 1000)
         cpu_times.append((time.process_time() - cpu) * 1000)
     median, p90 = statistics.median(times), statistics.quantiles(times, n=10)[-1]

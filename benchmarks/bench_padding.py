@@ -8,9 +8,9 @@ bidirectional F.scaled_dot_product_attention (SDPA on a jagged nested tensor ref
 - padded: one (N, H, L_max, D) tensor with a key padding mask;
 - per sequence: a Python loop, one SDPA call per sequence;
 - nested: a jagged nested tensor (torch.nested, layout=torch.jagged);
-- packed: rows of L_max slots filled first-fit (helpers.packing.packed_rows), block-diagonal mask per row.
+- packed: rows of L_max slots filled first-fit (ch10.packed_rows), block-diagonal mask per row.
 All four outputs are first checked equal (within 1e-5). Each is timed with warm-up calls, then the median of
-`repeats` calls (helpers.packing.median_ms). This is a measurement, not a test: it depends on the machine and its load.
+`repeats` calls (ch10.median_ms). This is a measurement, not a test: it depends on the machine and its load.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from helpers import packing
+from helpers.chapters import ch10_packing_and_the_cost_of_padding as ch10  # chapter 10's code
 from helpers.masks import key_padding_mask
 
 
@@ -36,16 +36,16 @@ def make_inputs(lengths: list[int], heads: int, dim: int) -> dict[str, object]:
     for i, s in enumerate(seqs):
         padded[i, :, : s.shape[1]] = s
     nested = torch.nested.nested_tensor([s.transpose(0, 1) for s in seqs], layout=torch.jagged).transpose(1, 2)
-    rows = packing.packed_rows(lengths, L_max)
+    rows = ch10.packed_rows(lengths, L_max)
     packed = torch.zeros(len(rows), heads, L_max, dim)
     row_mask = torch.zeros(len(rows), 1, L_max, L_max, dtype=torch.bool)
     where = {}
     for r, members in enumerate(rows):
-        row = packing.pack([lengths[i] for i in members])
+        row = ch10.pack([lengths[i] for i in members])
         T = len(row.document)
         packed[r, :, :T] = torch.cat([seqs[i] for i in members], dim=1)
         row_mask[r, 0] = torch.eye(L_max, dtype=torch.bool)
-        row_mask[r, 0, :T, :T] = ~packing.document_mask(row.document, causal=False)
+        row_mask[r, 0, :T, :T] = ~ch10.document_mask(row.document, causal=False)
         offset = 0
         for i in members:
             where[i] = (r, offset)
@@ -90,13 +90,13 @@ def main() -> int:
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors is in prototype stage")
 
-    lengths = packing.lognormal_lengths(args.n, args.median, args.sigma, args.max_len, args.seed)
+    lengths = ch10.lognormal_lengths(args.n, args.median, args.sigma, args.max_len, args.seed)
     x = make_inputs(lengths, args.heads, args.dim)
     run = runners(x)
     worst = check_equal(lengths, x, run)
     assert worst < 1e-5, f"the four ways disagree by {worst:.2g}"
-    padded_cost = packing.padded_cost([lengths])
-    packed_cost = packing.packed_cost(packing.pick(lengths, x["rows"]), max(lengths))
+    padded_cost = ch10.padded_cost([lengths])
+    packed_cost = ch10.packed_cost(ch10.pick(lengths, x["rows"]), max(lengths))
     print(f"torch {torch.__version__}, {args.n} sequences, log-normal median {args.median:g} sigma {args.sigma:g} "
           f"(seed {args.seed}): L_max {max(lengths)}, sum L {sum(lengths)}; {args.heads} heads x {args.dim} dims; "
           f"{len(x['rows'])} packed rows; outputs agree within {worst:.1g}")
@@ -106,7 +106,7 @@ def main() -> int:
     print(f"{'threads':>7} {'way':>13} {'median ms':>10} {'vs padded':>10}")
     for threads in args.threads:
         torch.set_num_threads(threads)
-        times = {name: packing.median_ms(fn, args.warmup, args.repeats) for name, fn in run.items()}
+        times = {name: ch10.median_ms(fn, args.warmup, args.repeats) for name, fn in run.items()}
         for name, ms in times.items():
             print(f"{threads:>7} {name:>13} {ms:>10.2f} {times['padded'] / ms:>9.2f}x")
     load = os.getloadavg()

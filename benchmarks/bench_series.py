@@ -4,7 +4,8 @@ Run: .venv/bin/python benchmarks/bench_series.py [notebooks ...] [--repeats 3]
      (default: chapters 00-07, the set the 1.5x budget is about)
 
 The floor: for each chapter, a notebook with a single cell that imports torch, matplotlib.pyplot,
-ipywidgets and helpers (with its explorers), i.e. what every chapter pays before its first step.
+ipywidgets and helpers (with the explorers' machinery, helpers.explorer), i.e. what every chapter pays
+before its first step.
 Both sets run in one `pytest --nbval` call each, exactly as `make test` runs notebooks, and the script
 reports the wall time of each call, the ratio, and each chapter's own time (summed from pytest's
 per-cell durations in a JUnit XML report). Repeats alternate floor and chapters; the median is reported.
@@ -31,7 +32,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR_SOURCE = (
     "import ipywidgets\nimport matplotlib.pyplot as plt\nimport torch\n\n"
-    "import helpers\nfrom helpers import explorers, show_weights, toy\n"
+    "import helpers\nfrom helpers import show_weights, toy\nfrom helpers.explorer import draw_view\n"
 )
 BUDGET = 1.5
 

@@ -1,7 +1,8 @@
 """The small package behind the notebooks.
 
-The attention API is here: masks, attention_steps, the checks, and the plots. `toy` (the running example)
-and `explorers` (every chapter's explorer) are modules of their own: `from helpers import explorers, toy`.
+The attention API is here: masks, attention_steps, the checks, and the plots. `toy` (the running example) and
+`explorer` (the explorers' machinery) are modules of their own; each chapter's code is in helpers.chapters:
+`from helpers.chapters import ch04_key_padding_mask as ch04`.
 The core (masks, attention, checks) needs only torch: show_weights and print_table load matplotlib on first use.
 """
 

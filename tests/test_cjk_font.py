@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from helpers import cjk_font
-from helpers.explorers import pad_cells_view, view_html
+from helpers import chapters, cjk_font
+from helpers.chapters.ch01_the_pad_question import pad_cells_view
+from helpers.explorer import view_html
 
 
 def test_css_is_a_small_font_face_for_the_series_characters():
@@ -27,13 +28,13 @@ def test_the_shipped_font_is_the_subset_of_the_series_characters():
 
 
 def test_the_explorers_need_no_font_cutting():
-    from helpers import classifier
-    from helpers.explorers import CLASSIFIER_SENTENCES, EXPLORERS
-    words = " ".join([*classifier.VOCAB, *CLASSIFIER_SENTENCES])
+    from helpers.chapters import ch08_a_trained_classifier as ch08
+
+    words = " ".join([*ch08.VOCAB, *ch08.SENTENCES])
     assert {c for c in words if cjk_font._is_cjk(c)} <= set(cjk_font.SERIES_CHARS)
     misses = cjk_font._subset_woff.cache_info().misses
     for chapter in ("01", "03", "06"):
-        for make in EXPLORERS[chapter]:
+        for make in chapters.explorers(chapter):
             make()
     assert cjk_font._subset_woff.cache_info().misses == misses, "an explorer cut a font: extend SERIES_CHARS"
 

@@ -12,8 +12,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from helpers import causal_mask, check_no_future_leak, check_padding_invariance
+from helpers.chapters.ch10_packing_and_the_cost_of_padding import document_mask, document_mod, pack, sliding_window_mod
 from helpers.checks import MaskCheckError, check_mask_pattern, expected_mask, infer_mask, receptive_field
-from helpers.packing import document_mask, document_mod, pack, sliding_window_mod
 
 E, L = 8, 8
 
@@ -147,7 +147,7 @@ def test_hugging_face_mistral_loses_its_window_with_a_hand_made_4d_mask():
 
 def test_gpt2_and_chapter_9s_tiny_lm_are_causal():
     transformers = pytest.importorskip("transformers")
-    from helpers.tiny_lm import TinyLM
+    from helpers.chapters.ch09_batched_generation import TinyLM
 
     torch.manual_seed(0)
     gpt2 = transformers.GPT2Model(transformers.GPT2Config(vocab_size=10, n_positions=16, n_embd=E, n_layer=2,

@@ -103,7 +103,10 @@ def test_importing_helpers_leaves_matplotlib_settings_alone():
         matplotlib.use("Agg")
         before = dict(matplotlib.rcParams)
         import torch
-        import helpers, helpers.plots, helpers.explorers
+        import helpers, helpers.plots, helpers.explorer
+        from helpers import chapters
+        for number in chapters.chapters():
+            chapters.module(number)
         from helpers import show_weights
         changed = {k for k in before if matplotlib.rcParams[k] != before[k]}
         assert not changed, changed

@@ -17,7 +17,8 @@ import torch
 from browserlib import chromium_with_fonts, require_chromium
 
 from helpers import cjk_font, print_table
-from helpers.explorers import pad_cells_view, view_html
+from helpers.chapters.ch01_the_pad_question import pad_cells_view
+from helpers.explorer import view_html
 
 pytestmark = pytest.mark.browser
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")

@@ -10,10 +10,10 @@ the whole suite), for each chapter:
   chapters share (conftest.py: chapters_kernel), so that no chapter pays for a kernel start and torch again;
 - move the explorer's controls and check the live tables: EXPECTED says, per chapter, which control of which
   explorer to move, what its summary must contain before and after, and how many hatched (masked) cells its
-  tables must then show (read from the chapter's explorer in helpers/explorers/). A chapter not in EXPECTED
+  tables must then show (read from the chapter's explorer in helpers/chapters/). A chapter not in EXPECTED
   gets the generic check on every explorer it shows: the first control moves one step, and the summary text
   and the tables both change.
-The explorers each chapter shows are those helpers.explorers.EXPLORERS lists for it.
+The explorers each chapter shows are those its module lists in EXPLORERS (helpers.chapters.explorers).
 Screenshots: test-artifacts/browser/<notebook>.png. Each update's latency in the browser (control
 moved -> new tables in the page) goes to test-artifacts/browser/update_ms.json: recorded, not asserted.
 """
@@ -32,8 +32,8 @@ import pytest
 from browserlib import chapter_notebooks
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from helpers.explorers import EXPLORERS
-from helpers.explorers.base import PLACEHOLDER
+from helpers import chapters
+from helpers.explorer import PLACEHOLDER
 
 pytestmark = pytest.mark.browser
 
@@ -61,7 +61,7 @@ class Move:
 REFUSED = "Not possible: "  # how explorer() starts the message of a ValueError from draw()
 
 # Chapter number -> the moves to make, in order, each from the state the previous one left.
-# Read off each chapter's explorer in helpers/explorers/ (the summary strings of its view function).
+# Read off each chapter's explorer in helpers/chapters/ (the summary strings of its view function).
 EXPECTED: dict[str, list[Move]] = {
     "01": [  # pad_cells_explorer: pads 2 -> 3 -> 5 (refused) -> 0
         Move("pads", presses=1, before="2 pad(s): 10 cells set to -1e9",
@@ -414,7 +414,7 @@ def notebook_open(page, lab, path: str, nb: nbformat.NotebookNode, kernel: str |
 def test_chapter_renders_and_explorer_responds(path: Path, lab, lab_page, chapters_kernel, artifacts, update_times):
     name, page = path.name, lab_page
     nb = nbformat.read(path, as_version=4)
-    shown = len(EXPLORERS.get(name[:2], ()))
+    shown = len(chapters.explorers(name[:2]))
     stored = sum(map(shows_widget, nb.cells))
     assert stored == shown, f"{name}: the notebook shows {stored} explorers, EXPLORERS lists {shown}"
     with notebook_open(page, lab, name, nb, chapters_kernel) as page_errors:

@@ -1,5 +1,7 @@
 """Explorers: what they show (View, Panel), its two renderers, and the widget that wires controls to it.
 
+Every chapter's explorer (in helpers/chapters/chNN_*.py) is built from these.
+
 An explorer's view function computes a `View`: one or more `Panel`s (annotated tables, as show_weights
 draws them) and a one-line summary of the numbers. `draw_view` turns it into a matplotlib figure for the
 static cell before each explorer; `view_html` turns it into HTML tables for the live explorer, because an

@@ -1,4 +1,4 @@
-"""helpers.explorers.base: one View, two renderers (matplotlib figure, HTML table) that agree on what they show,
+"""helpers.explorer: one View, two renderers (matplotlib figure, HTML table) that agree on what they show,
 and explorer(), the widget the browser tests and the benchmark rely on."""
 
 import re
@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from helpers.explorers.base import PLACEHOLDER, RED, REFUSED, Explorer, Panel, View, draw_view, explorer, view_html
+from helpers.explorer import PLACEHOLDER, RED, REFUSED, Explorer, Panel, View, draw_view, explorer, view_html
 from helpers.plots import cell_colors
 
 TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]

@@ -1,23 +1,24 @@
-"""Chapter 7 explorer: what each code path returns for rows with no visible key and for pad rows."""
+"""Chapter 7's explorer (helpers.chapters.ch07_dead_rows_and_fast_paths): what each code path returns for rows
+with no visible key and for pad rows."""
 
 import itertools
 
 import pytest
 import torch
 
-from helpers.explorers.base import view_html
-from helpers.explorers.fast_paths import (
+from helpers.chapters.ch07_dead_rows_and_fast_paths import (
     FAST_MODES,
     FAST_PATHS,
     FAST_TOKENS,
-    _heads,
-    _merge,
     fast_batch,
     fast_output,
     fast_paths_explorer,
     fast_paths_view,
     fast_setup,
+    merge_heads,
+    split_heads,
 )
+from helpers.explorer import view_html
 
 MANUAL_INF, MANUAL_MIN, SDPA, MHA_WEIGHTS, MHA, ENCODER = FAST_PATHS
 TRAINING, EVAL_GRAD, NO_GRAD, FROZEN = FAST_MODES
@@ -78,8 +79,8 @@ def test_finite_fill_dead_row_is_the_average_of_all_values():
     x, _ = fast_batch("left")
     mha = fast_setup().mha
     with torch.no_grad():
-        v = _heads(mha, x)[2]
-        average = _merge(mha, v.mean(-2, keepdim=True).expand_as(v))
+        v = split_heads(mha, x)[2]
+        average = merge_heads(mha, v.mean(-2, keepdim=True).expand_as(v))
     out = fast_output(MANUAL_MIN, "left", NO_GRAD, True)
     assert (out[0, :2] - average[0, :2]).abs().max() < 1e-5
 

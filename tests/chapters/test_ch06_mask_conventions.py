@@ -1,12 +1,22 @@
-"""Chapter 6 explorer (helpers.explorers.conventions): a mask convention passed to an API, and what the API computes."""
+"""Chapter 6's explorer (helpers.chapters.ch06_mask_conventions): a mask convention passed to an API, and what
+the API computes."""
 
 import itertools
 
 import pytest
 import torch
 
-from helpers.explorers import mask_convention_explorer, mask_convention_view
-from helpers.explorers.conventions import APIS, CONVENTIONS, TOKENS, api_weights, convert_mask, express, intended
+from helpers.chapters.ch06_mask_conventions import (
+    APIS,
+    CONVENTIONS,
+    TOKENS,
+    api_weights,
+    convert_mask,
+    express,
+    intended,
+    mask_convention_explorer,
+    mask_convention_view,
+)
 from helpers.masks import causal_mask
 
 MHA, SDPA, MANUAL = APIS

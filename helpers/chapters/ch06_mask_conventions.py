@@ -1,4 +1,4 @@
-"""Explorer of chapter 6: one mask written in each convention, passed to each API, converted or not."""
+"""Chapter 6's explorer: one mask written in each convention, passed to each API, converted or not."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import functools
 import ipywidgets as widgets
 import torch
 
-from helpers.explorers.base import RED, Explorer, Panel, View, explorer
+from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.masks import causal_mask, from_hf_attention_mask, to_additive_mask, to_sdpa_mask
 from helpers.toy import is_pad
 
@@ -157,3 +157,6 @@ def mask_convention_explorer() -> Explorer:
         "padding": widgets.ToggleButtons(options=list(TOKENS), value="right", description="padding"),
     }
     return explorer(controls, mask_convention_view)
+
+
+EXPLORERS = (mask_convention_explorer,)

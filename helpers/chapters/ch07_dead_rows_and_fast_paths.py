@@ -1,4 +1,4 @@
-"""Explorer of chapter 7: what each code path returns for rows with no visible key and for pad rows.
+"""Chapter 7's explorer: what each code path returns for rows with no visible key and for pad rows.
 
 One small batch (item 0 = 犬 猫 鳥 + two pads, item 1 = five real tokens), one seeded nn.MultiheadAttention
 (4 features, 2 heads, out_proj.bias non-zero), and one seeded 1-layer nn.TransformerEncoder.
@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from helpers.explorers.base import RED, Explorer, Panel, View, explorer
+from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.masks import causal_mask
 from helpers.toy import is_pad
 
@@ -66,14 +66,14 @@ def fast_batch(padding: str) -> tuple[torch.Tensor, torch.Tensor]:
     return x, kpm
 
 
-def _heads(mha: nn.MultiheadAttention, x: torch.Tensor) -> list[torch.Tensor]:
+def split_heads(mha: nn.MultiheadAttention, x: torch.Tensor) -> list[torch.Tensor]:
     """MHA's input projection split into heads: q, k, v of shape (N, H, L, E/H)."""
     N, L, _ = x.shape
     q, k, v = F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
     return [t.view(N, L, HEADS, E // HEADS).transpose(1, 2) for t in (q, k, v)]
 
 
-def _merge(mha: nn.MultiheadAttention, out: torch.Tensor) -> torch.Tensor:
+def merge_heads(mha: nn.MultiheadAttention, out: torch.Tensor) -> torch.Tensor:
     """(N, H, L, E/H) -> (N, L, E), then MHA's output projection."""
     N, _, L, _ = out.shape
     return mha.out_proj(out.transpose(1, 2).reshape(N, L, E))
@@ -83,12 +83,12 @@ def _run(path: str, x: torch.Tensor, kpm: torch.Tensor, attn_mask: torch.Tensor 
     mha, encoder = fast_setup().mha, fast_setup().encoder
     blocked = kpm[:, None, None, :] if attn_mask is None else kpm[:, None, None, :] | attn_mask   # (N, 1, L, S)
     if path.startswith("manual"):
-        q, k, v = _heads(mha, x)
+        q, k, v = split_heads(mha, x)
         fill = float("-inf") if "-inf" in path else torch.finfo(x.dtype).min
         weights = (q @ k.transpose(-2, -1) / (E // HEADS) ** 0.5).masked_fill(blocked, fill).softmax(-1)
-        return _merge(mha, weights @ v)
+        return merge_heads(mha, weights @ v)
     if path == "F.scaled_dot_product_attention":
-        return _merge(mha, F.scaled_dot_product_attention(*_heads(mha, x), attn_mask=~blocked))
+        return merge_heads(mha, F.scaled_dot_product_attention(*split_heads(mha, x), attn_mask=~blocked))
     if path.startswith("MHA"):
         need_weights = path.endswith("True")
         return mha(x, x, x, key_padding_mask=kpm, attn_mask=attn_mask, need_weights=need_weights)[0]
@@ -172,3 +172,6 @@ def fast_paths_explorer() -> Explorer:
         "causal": widgets.Checkbox(value=True, description="causal mask"),
     }
     return explorer(controls, fast_paths_view)
+
+
+EXPLORERS = (fast_paths_explorer,)

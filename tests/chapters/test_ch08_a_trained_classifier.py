@@ -1,119 +1,121 @@
-"""Chapter 8: the synthetic task, the book-style classifier, its training and its explorer."""
+"""Chapter 8 (helpers.chapters.ch08_a_trained_classifier): the synthetic task, the book-style classifier, its
+training and its explorer."""
 
 import pytest
 import torch
 
-from helpers import classifier, explorers
-from helpers.explorers.base import REFUSED, view_html
+from helpers import chapters
+from helpers.chapters import ch08_a_trained_classifier as ch08
+from helpers.explorer import REFUSED, view_html
 
 
 def test_label_rule_and_twins():
-    assert classifier.label_of(["<cls>", "犬", "が", "好き"]) == 1
-    assert classifier.label_of(["<cls>", "犬", "が", "好き", "じゃない"]) == 0
-    assert classifier.label_of(["<cls>", "犬", "が", "嫌い", "じゃない", "けど", "猫", "が", "嫌い"]) == 0
+    assert ch08.label_of(["<cls>", "犬", "が", "好き"]) == 1
+    assert ch08.label_of(["<cls>", "犬", "が", "好き", "じゃない"]) == 0
+    assert ch08.label_of(["<cls>", "犬", "が", "嫌い", "じゃない", "けど", "猫", "が", "嫌い"]) == 0
     with pytest.raises(ValueError, match="must hold 好き or 嫌い"):
-        classifier.label_of(["<cls>", "犬"])
-    train_set, test_set = classifier.datasets()
-    assert len(train_set) == classifier.TRAIN_SIZE and len(test_set) == classifier.TEST_SIZE
-    assert all(e.tokens[0] == "<cls>" and classifier.label_of(e.tokens) == e.label for e in train_set + test_set)
-    assert {len(e.tokens) for e in train_set} == set(range(4, classifier.MAX_LEN + 1))
+        ch08.label_of(["<cls>", "犬"])
+    train_set, test_set = ch08.datasets()
+    assert len(train_set) == ch08.TRAIN_SIZE and len(test_set) == ch08.TEST_SIZE
+    assert all(e.tokens[0] == "<cls>" and ch08.label_of(e.tokens) == e.label for e in train_set + test_set)
+    assert {len(e.tokens) for e in train_set} == set(range(4, ch08.MAX_LEN + 1))
     # the test set's twins: same bag of words, and some of them with opposite labels
-    bags = classifier.bag_of_words([e.tokens for e in test_set])
+    bags = ch08.bag_of_words([e.tokens for e in test_set])
     twins = [i for i in range(len(test_set) - 1)
              if torch.equal(bags[i], bags[i + 1]) and test_set[i].tokens != test_set[i + 1].tokens]
     assert len(twins) > 50 and any(test_set[i].label != test_set[i + 1].label for i in twins)
-    assert classifier.make_dataset(10, 3) == classifier.make_dataset(10, 3)        # seeded
+    assert ch08.make_dataset(10, 3) == ch08.make_dataset(10, 3)        # seeded
 
 
 def test_encode_pads_right_and_refuses_bad_input():
-    ids = classifier.encode([["<cls>", "犬"], ["<cls>", "猫", "が"]], pad_to=5)
+    ids = ch08.encode([["<cls>", "犬"], ["<cls>", "猫", "が"]], pad_to=5)
     assert ids.tolist() == [[2, 3, 1, 1, 1], [2, 4, 9, 1, 1]]          # <cls> = 2, <pad> = 1, right padding
     with pytest.raises(ValueError, match="pad_to must be >= the longest sentence"):
-        classifier.encode([["<cls>", "犬", "が"]], pad_to=2)
+        ch08.encode([["<cls>", "犬", "が"]], pad_to=2)
     with pytest.raises(ValueError, match="unknown token"):
-        classifier.encode([["<cls>", "dog"]])
+        ch08.encode([["<cls>", "dog"]])
 
 
 def test_attention_pad_rows_policies():
     torch.manual_seed(0)
-    attn = classifier.Attention(8)
+    attn = ch08.Attention(8)
     x = torch.randn(2, 5, 8)
     mask = torch.tensor([[True, True, True, False, False], [True] * 5])
-    outs = {p: attn(x, mask, p) for p in classifier.PAD_ROWS}
+    outs = {p: attn(x, mask, p) for p in ch08.PAD_ROWS}
     real = mask
     for p in ("uniform", "zero"):
         assert torch.equal(outs[p][0][real], outs["leave"][0][real])             # real rows: unchanged
     assert (outs["leave"][1][:, :, 3:][0] == 0).all()                            # pad key columns: 0
     assert (outs["uniform"][1][0, 3:] == 0.2).all() and (outs["zero"][1][0, 3:] == 0).all()
     with pytest.raises(ValueError, match="pad_rows must be one of"):
-        classifier.Classifier()(torch.ones(1, 3, dtype=torch.long), pad_rows="drop")
+        ch08.Classifier()(torch.ones(1, 3, dtype=torch.long), pad_rows="drop")
 
 
 def test_training_is_deterministic_and_restores_settings():
     threads, flag = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    a = classifier.train(True, epochs=1)
-    b = classifier.train(True, epochs=1)
+    a = ch08.train(True, epochs=1)
+    b = ch08.train(True, epochs=1)
     assert a.history == b.history
     assert all(torch.equal(p, q) for p, q in zip(a.model.state_dict().values(), b.model.state_dict().values(),
                                                   strict=True))
     assert (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()) == (threads, flag)
-    assert len(a.history.step_loss) == -(-classifier.TRAIN_SIZE // classifier.BATCH)
+    assert len(a.history.step_loss) == -(-ch08.TRAIN_SIZE // ch08.BATCH)
 
 
 def test_training_both_at_once_gives_the_same_numbers():
     """train_both runs the two trainings in two threads: the same models and histories as one after the other.
     trained_pair() trains through train_both on its first call, then caches the pair for the tests below."""
     threads, flag = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    both = classifier.trained_pair()
+    both = ch08.trained_pair()
     assert (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()) == (threads, flag)
     for masked, run in zip((True, False), both, strict=True):
-        alone = classifier.train(masked)
+        alone = ch08.train(masked)
         assert run.history == alone.history and run.model.masked == masked
         assert all(torch.equal(p, q) for p, q in zip(run.model.state_dict().values(),
                                                       alone.model.state_dict().values(), strict=True))
 
 
 def test_trained_models_masked_invariant_unmasked_not():
-    masked, unmasked = classifier.trained(True), classifier.trained(False)
-    assert classifier.trained(True) is masked                                    # cached: trained once
+    masked, unmasked = ch08.trained(True), ch08.trained(False)
+    assert ch08.trained(True) is masked                                    # cached: trained once
     assert masked.history.test_acc[-1] >= 0.98 and unmasked.history.test_acc[-1] >= 0.95
-    sentences = [e.tokens for e in classifier.datasets()[1][:60]]
-    p20 = classifier.predict(masked.model, sentences, 20)
-    assert torch.equal(classifier.predict(masked.model, sentences, 32), p20)
-    alone = classifier.predict_padded(masked.model, sentences, 0)
+    sentences = [e.tokens for e in ch08.datasets()[1][:60]]
+    p20 = ch08.predict(masked.model, sentences, 20)
+    assert torch.equal(ch08.predict(masked.model, sentences, 32), p20)
+    alone = ch08.predict_padded(masked.model, sentences, 0)
     assert torch.equal(alone > 0.5, p20 > 0.5) and (alone - p20).abs().max() < 1e-5
-    u20 = classifier.predict(unmasked.model, sentences, 20)
-    assert (classifier.predict(unmasked.model, sentences, 48) - u20).abs().max() > 0.01
+    u20 = ch08.predict(unmasked.model, sentences, 20)
+    assert (ch08.predict(unmasked.model, sentences, 48) - u20).abs().max() > 0.01
 
 
 def test_classifier_view_and_explorer():
-    view = explorers.classifier_view(explorers.CLASSIFIER_SENTENCES[1], pad_to=12, mask="as trained")
+    view = ch08.classifier_view(ch08.SENTENCES[1], pad_to=12, mask="as trained")
     panel = view.panels[0]
     assert panel.matrix.shape == (4, 12) and list(panel.cols[:5]) == ["<cls>", "猫", "が", "嫌い", "じゃない"]
     assert panel.masked[:2, 5:].all() and not panel.masked[2:].any()             # masked model: pads hatched
     assert (panel.matrix[:2, 5:] == 0).all() and (panel.matrix[2:, 5:] > 0).all()
     assert view.summary.startswith("pad to 12, mask as trained: masked model (with mask): positive")
     assert "True label: positive" in view.summary and view_html(view).count('class="masked"') == 14
-    off = explorers.classifier_view(explorers.CLASSIFIER_SENTENCES[1], pad_to=12, mask="off for both")
+    off = ch08.classifier_view(ch08.SENTENCES[1], pad_to=12, mask="off for both")
     assert not off.panels[0].masked.any() and "masked model (without mask)" in off.summary
     with pytest.raises(ValueError, match="pad it to a length from 5 to 32"):
-        explorers.classifier_view(explorers.CLASSIFIER_SENTENCES[1], pad_to=4)
+        ch08.classifier_view(ch08.SENTENCES[1], pad_to=4)
     with pytest.raises(ValueError, match="mask must be one of"):
-        explorers.classifier_view(mask="sometimes")
+        ch08.classifier_view(mask="sometimes")
 
-    box = explorers.classifier_explorer()
-    assert explorers.EXPLORERS["08"] == (explorers.classifier_explorer,)
+    box = ch08.classifier_explorer()
+    assert chapters.explorers("08") == (ch08.classifier_explorer,)
     controls = {c.description: c for c in box.controls.values()}
     assert set(controls) == {"sentence", "pad to", "mask"}
     before = box.summary.value
     controls["pad to"].value = 24
     assert box.summary.value != before and box.summary.value.startswith("pad to 24, mask as trained")
-    controls["sentence"].value = explorers.CLASSIFIER_SENTENCES[7]
+    controls["sentence"].value = ch08.SENTENCES[7]
     controls["pad to"].value = 10
     assert box.summary.value.startswith(REFUSED) and box.tables.value == ""
 
 
 def test_highlight_html_escapes_and_shades():
-    html = explorers.highlight_html(["<cls>", "犬"], torch.tensor([1.0, 0.0]), title="a & b")
+    html = ch08.highlight_html(["<cls>", "犬"], torch.tensor([1.0, 0.0]), title="a & b")
     assert "&lt;cls&gt;" in html and "a &amp; b" in html
     assert "rgb(255,0,0)" in html and "rgb(255,255,255)" in html

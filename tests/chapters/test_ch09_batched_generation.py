@@ -1,22 +1,21 @@
-"""helpers.tiny_lm and chapter 9's explorer: cached = uncached, left-padded batch = one at a time, training is
-reproducible, and the masks do what the chapter says."""
+"""Chapter 9 (helpers.chapters.ch09_batched_generation), its tiny LM and its explorer: cached = uncached,
+left-padded batch = one at a time, training is reproducible, and the masks do what the chapter says."""
 
 import pytest
 import torch
 
-from helpers import generation as gen
-from helpers.explorers.generation import generation_view
-from helpers.tiny_lm import PAD_ID, TinyLM, generate, positions_from_mask
+from helpers.chapters import ch09_batched_generation as ch09
+from helpers.masks import positions_from_mask
 
 
 @pytest.fixture(scope="module")
-def untrained() -> TinyLM:
+def untrained() -> ch09.TinyLM:
     torch.manual_seed(0)
-    return TinyLM().eval()
+    return ch09.TinyLM().eval()
 
 
 def _alone(model, prompts, steps=5):
-    runs = [generate(model, torch.tensor([gen.encode(p)]), steps=steps) for p in prompts]
+    runs = [ch09.generate(model, torch.tensor([ch09.encode(p)]), steps=steps) for p in prompts]
     return torch.cat([r.tokens for r in runs]), torch.cat([r.logits for r in runs])
 
 
@@ -24,15 +23,15 @@ def _alone(model, prompts, steps=5):
 def test_left_padded_batch_equals_one_at_a_time(untrained, cache):
     prompts = ("3 5", "1 2 3 4 5 6", "7", "9 9 9")
     tokens, logits = _alone(untrained, prompts)
-    ids, mask = gen.padded_batch(prompts, "left")
-    batch = generate(untrained, ids, mask, steps=5, cache=cache)
+    ids, mask = ch09.padded_batch(prompts, "left")
+    batch = ch09.generate(untrained, ids, mask, steps=5, cache=cache)
     assert torch.equal(batch.tokens, tokens)
     assert (batch.logits - logits).abs().max() < 1e-5
 
 
 def test_cached_equals_uncached(untrained):
-    ids, mask = gen.padded_batch(("3 5", "1 2 3 4"), "left")
-    cached, uncached = (generate(untrained, ids, mask, steps=6, cache=c) for c in (True, False))
+    ids, mask = ch09.padded_batch(("3 5", "1 2 3 4"), "left")
+    cached, uncached = (ch09.generate(untrained, ids, mask, steps=6, cache=c) for c in (True, False))
     assert torch.equal(cached.tokens, uncached.tokens)
     assert (cached.logits - uncached.logits).abs().max() < 1e-5
     for a, b in zip(cached.weights, uncached.weights, strict=True):
@@ -50,19 +49,19 @@ def test_cache_step_matches_full_forward(untrained):
 
 
 def test_pads_get_zero_weight_and_bugs_show(untrained):
-    ids, mask = gen.padded_batch(("3 5", "1 2 3 4"), "left")
-    pads = ids == PAD_ID
-    good = generate(untrained, ids, mask, steps=3)
+    ids, mask = ch09.padded_batch(("3 5", "1 2 3 4"), "left")
+    pads = ids == ch09.PAD_ID
+    good = ch09.generate(untrained, ids, mask, steps=3)
     assert all((w[:, :ids.shape[1]][pads] == 0).all() for w in good.weights)
-    prompt_only = generate(untrained, ids, mask, steps=3, mask="prompt only")
+    prompt_only = ch09.generate(untrained, ids, mask, steps=3, mask="prompt only")
     assert (prompt_only.weights[0][:, :ids.shape[1]][pads] == 0).all()
     assert (prompt_only.weights[1][:, :ids.shape[1]][pads] > 0).all()       # step 2: the pads are visible
-    naive = generate(untrained, ids, mask, steps=3, positions="naive")
+    naive = ch09.generate(untrained, ids, mask, steps=3, positions="naive")
     assert (naive.logits - good.logits).abs().max() > 1e-3
 
 
 def test_fill_inf_spreads_nan_finite_fill_does_not(untrained):
-    ids, mask = gen.padded_batch(("3 5", "1 2 3 4"), "left")
+    ids, mask = ch09.padded_batch(("3 5", "1 2 3 4"), "left")
     pos = positions_from_mask(mask)
     with torch.no_grad():
         finite = untrained(ids, mask, pos)
@@ -83,28 +82,28 @@ def test_bad_arguments_are_named(untrained):
     with pytest.raises(ValueError, match="attention_mask"):
         untrained(ids, attention_mask=torch.ones(1, 4, dtype=torch.long))
     with pytest.raises(ValueError, match="positions"):
-        generate(untrained, ids, positions="left edge")
+        ch09.generate(untrained, ids, positions="left edge")
     with pytest.raises(ValueError, match="side"):
-        gen.padded_batch(side="middle")
+        ch09.padded_batch(side="middle")
     with pytest.raises(ValueError, match="step"):
-        generation_view(step=0)
+        ch09.generation_view(step=0)
 
 
 def test_training_is_reproducible_and_learns_to_count():
-    trained = gen.trained_model()
+    trained = ch09.trained_model()
     torch.manual_seed(0)
-    again = TinyLM()
-    losses = gen.train(again, gen.counting_corpus(), steps=len(trained.losses), seed=0)
+    again = ch09.TinyLM()
+    losses = ch09.train(again, ch09.counting_corpus(), steps=len(trained.losses), seed=0)
     assert losses == trained.losses
     for (name, a), (_, b) in zip(trained.model.state_dict().items(), again.state_dict().items(), strict=True):
         assert torch.equal(a, b), name
-    assert [gen.decode(row) for row in gen.reference().tokens] == ["7 9 1 3 5 .", "5 6 7 . . .", "4 7 . . . ."]
+    assert [ch09.decode(row) for row in ch09.reference().tokens] == ["7 9 1 3 5 .", "5 6 7 . . .", "4 7 . . . ."]
 
 
 def test_explorer_view_summaries():
-    assert "3/3 items match" in generation_view().summary
-    assert generation_view().summary.endswith("step 2: weight on pads, summed over the 3 items: 0")
-    assert "1/3 items match" in generation_view(positions="naive (left edge)").summary
-    right = generation_view(padding="right")
+    assert "3/3 items match" in ch09.generation_view().summary
+    assert ch09.generation_view().summary.endswith("step 2: weight on pads, summed over the 3 items: 0")
+    assert "1/3 items match" in ch09.generation_view(positions="naive (left edge)").summary
+    right = ch09.generation_view(padding="right")
     assert "3/3" not in right.summary
     assert right.panels[0].alert and right.panels[0].red_rows

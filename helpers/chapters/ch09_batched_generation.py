@@ -1,0 +1,270 @@
+"""Chapter 9: batched greedy generation with a tiny decoder-only language model, and its explorer.
+
+The model (TinyLM) is GPT-style: every mask it uses is visible, and it has a KV cache. It is trained in a few
+seconds on counting lines ("3 5 7 9 1 3 5 . . . . ."); `trained_model()` trains it once per process (seeded,
+one thread, deterministic), so the notebook and the explorer share it. `batched()` generates the padded batch
+for one choice of padding side, position ids, mask and KV cache, once per combination (cached).
+The explorer: padding side, position ids, mask and KV cache -> each item's continuation next to the
+one-at-a-time reference, and the attention of the newest query at one decoding step; an update only builds
+the tables from batched().
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import NamedTuple
+
+import ipywidgets as widgets
+import torch
+from torch import nn
+
+from helpers.attention import attention_steps
+from helpers.explorer import RED, Explorer, Panel, View, explorer
+from helpers.masks import Fill, from_hf_attention_mask, positions_from_mask
+from helpers.training import Adam, deterministic
+
+# --- the model: TinyLM, with a KV cache, and greedy generation ---
+
+TOKENS, PAD_ID = tuple("0123456789") + (".", "<pad>"), 11   # token id = the digit for 0-9; "." ends a line
+
+
+class Cache(NamedTuple):
+    keys: tuple[torch.Tensor, ...]    # per block (N, H, S, E/H): every key seen so far
+    values: tuple[torch.Tensor, ...]  # per block (N, H, S, E/H)
+
+
+class LMOutput(NamedTuple):
+    logits: torch.Tensor               # (N, L, vocab)
+    past: Cache                        # keys and values including this call's tokens
+    weights: tuple[torch.Tensor, ...]  # per block: attention weights (N, H, L, S)
+
+
+class Block(nn.Module):
+    """Pre-norm causal self-attention (via helpers.attention_steps) plus an MLP, both residual."""
+
+    def __init__(self, d: int, n_heads: int):
+        super().__init__()
+        self.n_heads, self.ln1, self.ln2 = n_heads, nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None,
+                past: tuple[torch.Tensor, torch.Tensor] | None, fill: Fill):
+        N, L, E = x.shape
+        q, k, v = (t.view(N, L, self.n_heads, -1).transpose(1, 2) for t in self.qkv(self.ln1(x)).chunk(3, -1))
+        if past is not None:                       # the cache: earlier keys and values, computed once
+            k, v = torch.cat([past[0], k], 2), torch.cat([past[1], v], 2)
+        S = k.shape[2]
+        # causal, aligned bottom-right: query i is position S - L + i and may not see a later key
+        future = ~torch.ones(L, S, dtype=torch.bool).tril(diagonal=S - L)
+        steps = attention_steps(q, k, v, key_padding_mask=key_padding_mask, attn_mask=future, fill=fill)
+        x = x + self.proj(steps.output.transpose(1, 2).reshape(N, L, E))
+        return x + self.mlp(self.ln2(x)), k, v, steps.weights
+
+
+class TinyLM(nn.Module):
+    """Token + learned absolute position embeddings, causal blocks, an LM head."""
+
+    def __init__(self, vocab_size: int = len(TOKENS), d_model: int = 32, n_heads: int = 2,
+                 n_layers: int = 2, max_len: int = 16):
+        super().__init__()
+        self.max_len = max_len
+        self.tok, self.pos = nn.Embedding(vocab_size, d_model), nn.Embedding(max_len, d_model)
+        self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
+        self.ln_f, self.head = nn.LayerNorm(d_model), nn.Linear(d_model, vocab_size)
+
+    def hidden(self, x: torch.Tensor, attention_mask: torch.Tensor | None = None,
+               position_ids: torch.Tensor | None = None, past: Cache | None = None, fill: Fill = "min"):
+        """Embeddings x (N, L, E), no positions yet -> hidden states (N, L, E), the new cache, the weights.
+
+        attention_mask: (N, cached + new), 1 = keep, 0 = pad (Hugging Face's); position_ids: (N, L), by default
+        counted from the left edge, after the cache."""
+        (N, L, _), offset = x.shape, 0 if past is None else past.keys[0].shape[2]
+        pos = torch.arange(offset, offset + L).expand(N, L) if position_ids is None else position_ids
+        if pos.shape != (N, L) or pos.min() < 0 or pos.max() >= self.max_len:
+            raise ValueError(f"position_ids must be (N, L) = {(N, L)} in [0, {self.max_len}), "
+                             f"got {tuple(pos.shape)} in [{pos.min()}, {pos.max()}]")
+        kpm = None if attention_mask is None else from_hf_attention_mask(attention_mask)   # True = pad
+        if kpm is not None and kpm.shape != (N, offset + L):
+            raise ValueError(f"attention_mask must be (N, cached + new) = {(N, offset + L)}, got {tuple(kpm.shape)}")
+        x, keys, values, weights = x + self.pos(pos), [], [], []
+        for i, block in enumerate(self.blocks):
+            x, k, v, w = block(x, kpm, None if past is None else (past.keys[i], past.values[i]), fill)
+            keys.append(k), values.append(v), weights.append(w)
+        return self.ln_f(x), Cache(tuple(keys), tuple(values)), tuple(weights)
+
+    def forward(self, ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                position_ids: torch.Tensor | None = None, past: Cache | None = None, fill: Fill = "min") -> LMOutput:
+        """ids (N, L) -> logits (N, L, vocab) for the next token at every position."""
+        h, cache, weights = self.hidden(self.tok(ids), attention_mask, position_ids, past, fill)
+        return LMOutput(self.head(h), cache, weights)
+
+
+class Generation(NamedTuple):
+    tokens: torch.Tensor         # (N, steps): the new tokens
+    logits: torch.Tensor         # (N, steps, vocab): the logits each one was picked from
+    weights: list[torch.Tensor]  # per step: last block's weights of the newest query, mean over heads (N, S)
+
+
+@torch.no_grad()
+def generate(model: TinyLM, ids: torch.Tensor, attention_mask: torch.Tensor | None = None, steps: int = 6, *,
+             positions: str = "mask", mask: str = "every step", cache: bool = True) -> Generation:
+    """Greedy decoding: append the argmax of the LAST column's logits, `steps` times. positions: "mask"
+    (cumsum of the mask - 1) or "naive" (from the left edge); mask: passed at "every step", on the "prompt only"
+    (the first forward) or "off"; cache: feed only the newest token and reuse the cached keys and values."""
+    if positions not in ("mask", "naive") or mask not in ("every step", "prompt only", "off"):
+        raise ValueError(f"positions must be 'mask' or 'naive', mask 'every step', 'prompt only' or 'off'; "
+                         f"got {positions!r}, {mask!r}")
+    keep = torch.ones_like(ids) if attention_mask is None else attention_mask.long()
+    seq, new, past, tokens, logits, weights = ids, ids, None, [], [], []
+    for step in range(steps):
+        pos = positions_from_mask(keep) if positions == "mask" else torch.arange(keep.shape[1]).expand_as(keep)
+        shown = keep if mask == "every step" or (mask == "prompt only" and step == 0) else None
+        out = model(new, shown, pos[:, -new.shape[1]:], past) if cache else model(seq, shown, pos)
+        past = out.past
+        logits.append(out.logits[:, -1]), tokens.append(out.logits[:, -1].argmax(-1))
+        weights.append(out.weights[-1][:, :, -1].mean(1))   # the newest query's row, last block
+        new = tokens[-1][:, None]
+        seq, keep = torch.cat([seq, new], 1), torch.cat([keep, torch.ones_like(new)], 1)
+    return Generation(torch.stack(tokens, 1), torch.stack(logits, 1), weights)
+
+
+# --- the running example: counting, trained once; the prompts, batched ---
+
+PROMPTS = ("3 5", "1 2 3 4", "9 2 5 8 1")   # count by 2, by 1, by 3
+STEPS = 6                                    # new tokens per prompt
+SIDES = ("left", "right")
+POSITIONS = {"from the mask": "mask", "naive (left edge)": "naive"}
+MASKS = ("every step", "prompt only", "off")
+
+
+def counting_corpus(length: int = 12, numbers: int = 7) -> torch.Tensor:
+    """(30, length) ids: from each digit, count `numbers` numbers by 1, 2 or 3 (mod 10), then '.' to the end."""
+    lines = [[(start + i * by) % 10 for i in range(numbers)] + [TOKENS.index(".")] * (length - numbers)
+             for by in (1, 2, 3) for start in range(10)]
+    return torch.tensor(lines)
+
+
+def train(model: TinyLM, corpus: torch.Tensor, steps: int = 60, lr: float = 1e-2, seed: int = 0) -> list[float]:
+    """Full-batch AdamW on next-token cross-entropy, seeded, on one thread with deterministic kernels:
+    every run is the same. The optimizer is helpers.training.Adam, torch.optim.AdamW's update written out."""
+    torch.manual_seed(seed)
+    optimizer, losses = Adam(model.parameters(), weight_decay=0.01), []   # 0.01: torch.optim.AdamW's default
+    with deterministic():
+        for _ in range(steps):
+            logits = model(corpus[:, :-1]).logits                       # predict token t + 1 from tokens <= t
+            loss = nn.functional.cross_entropy(logits.flatten(0, 1), corpus[:, 1:].flatten())
+            loss.backward()
+            optimizer.step(lr)
+            losses.append(loss.item())
+    return losses
+
+
+class Trained(NamedTuple):
+    model: TinyLM
+    losses: list[float]
+
+
+@cache
+def trained_model(seed: int = 0, steps: int = 60) -> Trained:
+    """TinyLM (seeded) trained on counting_corpus(), in eval mode. Cached: trained once per process."""
+    torch.manual_seed(seed)
+    model = TinyLM()
+    losses = train(model, counting_corpus(), steps=steps, seed=seed)
+    return Trained(model.eval(), losses)
+
+
+def encode(text: str) -> list[int]:
+    """'3 5' -> [3, 5]."""
+    return [TOKENS.index(t) for t in text.split()]
+
+
+def decode(ids: torch.Tensor | list[int], pad: str = "_") -> str:
+    """[3, 5, 11] -> '3 5 _' (pads shown as `pad`)."""
+    return " ".join(pad if i == PAD_ID else TOKENS[i] for i in torch.as_tensor(ids).tolist())
+
+
+def padded_batch(prompts: tuple[str, ...] = PROMPTS, side: str = "left") -> tuple[torch.Tensor, torch.Tensor]:
+    """ids (N, S) padded with <pad> on `side`, and the attention_mask (N, S), 1 = real token."""
+    if side not in SIDES:
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+    S = max(len(p.split()) for p in prompts)
+    ids = torch.full((len(prompts), S), PAD_ID)
+    for i, p in enumerate(prompts):
+        real = torch.tensor(encode(p))
+        if side == "left":
+            ids[i, S - len(real):] = real
+        else:
+            ids[i, :len(real)] = real
+    return ids, (ids != PAD_ID).long()
+
+
+@cache
+def reference() -> Generation:
+    """Each prompt generated alone, unpadded: tokens (N, STEPS) and logits (N, STEPS, vocab)."""
+    model = trained_model().model
+    runs = [generate(model, torch.tensor([encode(p)]), steps=STEPS) for p in PROMPTS]
+    return Generation(torch.cat([r.tokens for r in runs]), torch.cat([r.logits for r in runs]), [])
+
+
+@cache
+def batched(side: str, positions: str, mask: str, kv_cache: bool) -> Generation:
+    """The padded batch of PROMPTS generated together (cached per combination)."""
+    ids, attention_mask = padded_batch(PROMPTS, side)
+    return generate(trained_model().model, ids, attention_mask, STEPS, positions=POSITIONS[positions],
+                    mask=mask, cache=kv_cache)
+
+
+# --- the explorer ---
+
+def generation_view(padding: str = "left", positions: str = "from the mask", mask: str = "every step",
+                    kv_cache: bool = True, step: int = 2) -> View:
+    """Each item's continuation (probability of each chosen token; red = differs from the reference) and the
+    attention of the newest query at decoding step `step` (last block, mean over heads)."""
+    if padding not in SIDES or positions not in POSITIONS or mask not in MASKS:
+        raise ValueError(f"padding, positions, mask must be in {SIDES}, {tuple(POSITIONS)}, {MASKS}")
+    if not isinstance(step, int) or not 1 <= step <= STEPS:
+        raise ValueError(f"step must be an int from 1 to {STEPS}, got {step!r}")
+    run, ref = batched(padding, positions, mask, kv_cache), reference()
+    ids, _ = padded_batch(PROMPTS, padding)
+    rows, probs, wrong = [], [], []
+    for i, prompt in enumerate(PROMPTS):                      # the reference, then this run, for each item
+        for label, gen in (("alone", ref), ("batch", run)):
+            rows.append(f"{label}  {prompt} → {decode(gen.tokens[i])}")
+            probs.append(gen.logits[i].softmax(-1).gather(-1, gen.tokens[i][:, None])[:, 0])
+            wrong.append(gen.tokens[i] != ref.tokens[i])
+    wrong_rows = tuple(r for r, w in enumerate(wrong) if w.any())
+    panels = [Panel(torch.stack(probs), rows, [f"+{j + 1}" for j in range(STEPS)],
+                    title="continuations: each prompt alone and in the batch", framed=torch.stack(wrong),
+                    frame_color=RED, mark="×", red_rows=wrong_rows, alert=bool(wrong_rows),
+                    xlabel="new token", ylabel="")]
+    seq = torch.cat([ids, run.tokens], 1)[:, :ids.shape[1] + step - 1]          # the keys at this step
+    weights, pads = run.weights[step - 1], seq == PAD_ID
+    leak = pads & (weights > 0.005)
+    panels.append(Panel(weights, [decode(row) for row in seq], [str(j) for j in range(seq.shape[1])],
+                        title=f"step {step}: the newest query's attention\n(last block, mean over heads)",
+                        masked=pads, framed=leak, frame_color=RED, mark="!", alert=bool(leak.any()),
+                        xlabel="key slot", ylabel="item (its keys)"))
+    same = int((run.tokens == ref.tokens).all(1).sum())
+    summary = (f"padding {padding}, positions {positions}, mask {mask}, KV cache {'on' if kv_cache else 'off'}: "
+               f"{same}/{len(PROMPTS)} items match the reference; step {step}: weight on pads, summed over the "
+               f"{len(PROMPTS)} items: {float(weights[pads].sum()):.2g}")
+    return View(tuple(panels), summary, caption="numbers: the probability of each chosen token    ×: differs from "
+                "the prompt alone    hatched: a pad key (_)    !: weight on a pad")
+
+
+def generation_explorer() -> Explorer:
+    """Padding side, position ids, mask and KV cache -> continuations and the attention at one step."""
+    for combination in ((s, p, m, c) for s in SIDES for p in POSITIONS for m in MASKS for c in (True, False)):
+        batched(*combination)                                                  # precompute all 24 runs
+    controls = {
+        "padding": widgets.ToggleButtons(options=SIDES, value="left", description="padding"),
+        "positions": widgets.Dropdown(options=tuple(POSITIONS), value="from the mask", description="position ids"),
+        "mask": widgets.Dropdown(options=MASKS, value="every step", description="mask"),
+        "kv_cache": widgets.Checkbox(value=True, description="KV cache"),
+        "step": widgets.IntSlider(value=2, min=1, max=STEPS, description="step"),
+    }
+    return explorer(controls, generation_view)
+
+
+EXPLORERS = (generation_explorer,)

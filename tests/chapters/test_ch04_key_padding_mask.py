@@ -1,0 +1,64 @@
+"""Chapter 4 (helpers.chapters.ch04_key_padding_mask): the PAD=1000 batch, the numbers the explorer's summary
+states, and the messages for impossible settings."""
+
+import pytest
+import torch
+
+from helpers.chapters import ch04_key_padding_mask as ch04
+from helpers.explorer import view_html
+
+
+def test_kpm_batch_is_the_write_ups_data():
+    data = ch04.kpm_batch(1000)
+    assert data.shape == (3, 5, 1)
+    assert data[..., 0].tolist() == [[1, 2, 3, 4, 1000], [5, 6, 7, 1000, 1000], [8, 9, 10, 11, 12]]
+
+
+def test_kpm_default_view_masks_the_pad_column():
+    view = ch04.kpm_view()
+    summary = view.summary
+    (panel,) = view.panels
+    assert panel.cols == ["1", "2", "3", "4", "PAD"] and panel.matrix.shape == (5, 5)
+    assert (panel.matrix[:, 4] == 0).all()  # the pad column
+    assert view_html(view).count('class="masked"') == 5
+    assert "w_q·w_k = +0.909" in summary and "largest" in summary
+    assert "mean over real query rows = 0.000 (exactly 0 in every row)" in summary
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"masked": False}, "mask off: weight on the pad column(s), mean over real query rows = 1.000"),
+        ({"masked": False, "seed": 1}, "smallest"),
+        ({"item": 2}, "item 2 has no pad key"),
+        ({"masked": False, "item": 1}, "= 1.000"),
+    ],
+)
+def test_kpm_summary_states_the_pad_weight(kwargs, expected):
+    summary = ch04.kpm_view(**kwargs).summary
+    assert expected in summary
+
+
+def test_kpm_pad_value_that_is_real_data_is_refused():
+    with pytest.raises(ValueError, match="PAD=7 is also a real value"):
+        ch04.kpm_view(pad=7)
+
+
+def test_kpm_view_leaves_the_global_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    ch04.kpm_view(seed=5)
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_kpm_explorer_updates_and_shows_the_message_in_the_widget():
+    box = ch04.kpm_explorer()
+    controls, summary = box.controls, box.summary
+    assert "exactly 0" in summary.value
+    controls["masked"].value = False
+    assert "mask off" in summary.value and "= 1.000" in summary.value
+    controls["pad"].value = 7
+    assert summary.value.startswith("<b>Not possible:</b>") and "real value" in summary.value
+    controls["pad"].value = 1000
+    assert "mask off" in summary.value

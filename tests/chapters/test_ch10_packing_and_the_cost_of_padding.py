@@ -1,0 +1,121 @@
+"""Chapter 10: waste counts, bucketing, packing, mask_mods and the packing explorer
+(helpers/chapters/ch10_packing_and_the_cost_of_padding.py)."""
+
+import itertools
+
+import pytest
+import torch
+from torch.nn.attention.flex_attention import create_mask
+
+from helpers.chapters import ch10_packing_and_the_cost_of_padding as ch10
+from helpers.explorer import view_html
+from helpers.masks import causal_mask, key_padding_mask
+
+
+def test_padded_cost_counts_squares_and_rows():
+    cost = ch10.padded_cost([[7, 2, 3, 12, 5]])
+    assert cost == (49 + 4 + 9 + 144 + 25, 5 * 144, 29, 60)
+    assert cost.wasted_attention == pytest.approx(1 - 231 / 720)
+    assert ch10.padded_cost([[4, 4, 4]]).wasted_attention == 0
+
+
+def test_padded_cost_sums_over_batches():
+    both = ch10.padded_cost([[3, 1], [5]])
+    assert both.computed_attention == 2 * 9 + 25 and both.computed_positionwise == 2 * 3 + 5
+
+
+def test_batching_strategies_cover_every_sequence_once():
+    lengths = ch10.lognormal_lengths(50, median=10, sigma=1.0, max_len=40, seed=0)
+    for groups in (ch10.in_order(lengths, 8), ch10.bucketed(lengths, 8), ch10.packed_rows(lengths, 40)):
+        assert sorted(itertools.chain(*groups)) == list(range(50))
+    assert all(sum(lengths[i] for i in row) <= 40 for row in ch10.packed_rows(lengths, 40))
+
+
+def test_bucketing_never_wastes_more_than_arrival_order():
+    for seed in range(5):
+        lengths = ch10.lognormal_lengths(64, median=20, sigma=0.9, max_len=200, seed=seed)
+        for n in (2, 4, 16):
+            plain = ch10.padded_cost(ch10.pick(lengths, ch10.in_order(lengths, n)))
+            sorted_ = ch10.padded_cost(ch10.pick(lengths, ch10.bucketed(lengths, n)))
+            assert sorted_.computed_attention <= plain.computed_attention
+
+
+def test_pack_restarts_positions_and_mask_is_block_causal():
+    row = ch10.pack([3, 1, 2])
+    assert row.document.tolist() == [0, 0, 0, 1, 2, 2]
+    assert row.position.tolist() == [0, 1, 2, 0, 0, 1]
+    blocked = ch10.document_mask(row.document)
+    expected = torch.ones(6, 6, dtype=torch.bool)
+    for start, n in ((0, 3), (3, 1), (4, 2)):
+        expected[start:start + n, start:start + n] = causal_mask(n)
+    assert torch.equal(blocked, expected)
+    assert not ch10.document_mask(row.document, causal=False)[0, 2]
+
+
+def test_mask_mods_equal_hand_built_masks():
+    lengths = torch.tensor([5, 3])
+    kpm = key_padding_mask([5, 3])[:, None, None, :]
+    L = 5
+    pairs = [
+        (ch10.padding_mod(lengths), ~kpm.expand(2, 1, L, L)),
+        (ch10.causal_mod, ~causal_mask(L).expand(2, 1, L, L)),
+        (ch10.padding_causal_mod(lengths), ~(kpm | causal_mask(L))),
+        (ch10.sliding_window_mod(2),
+         ~(causal_mask(L) | torch.ones(L, L, dtype=torch.bool).tril(-2)).expand(2, 1, L, L)),
+        (ch10.document_mod(torch.tensor([0, 0, 1, 1, 1])),
+         ~ch10.document_mask(torch.tensor([0, 0, 1, 1, 1])).expand(2, 1, L, L)),
+    ]
+    for mod, want in pairs:
+        assert torch.equal(create_mask(mod, 2, None, L, L, device="cpu"), want)
+
+
+def test_lognormal_lengths_is_seeded_and_clipped():
+    a = ch10.lognormal_lengths(100, median=8, sigma=2.0, max_len=30, seed=3)
+    assert a == ch10.lognormal_lengths(100, median=8, sigma=2.0, max_len=30, seed=3)
+    assert min(a) >= 1 and max(a) <= 30 and max(a) == 30
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda: ch10.padded_cost([[3, 0]]), ValueError),
+    (lambda: ch10.padded_cost([]), TypeError),
+    (lambda: ch10.in_order([3, 4], 0), ValueError),
+    (lambda: ch10.packed_rows([3, 9], 8), ValueError),
+    (lambda: ch10.packed_cost([[5, 4]], 8), ValueError),
+    (lambda: ch10.pack([2, True]), ValueError),
+    (lambda: ch10.document_mask(torch.zeros(3)), TypeError),
+    (lambda: ch10.sliding_window_mod(0), ValueError),
+    (lambda: ch10.lognormal_lengths(4, median=0, sigma=1, max_len=8, seed=0), ValueError),
+])
+def test_bad_input_names_the_argument(call, error):
+    with pytest.raises(error):
+        call()
+
+
+@pytest.mark.parametrize("distribution, batch_size, strategy",
+                         list(itertools.product(ch10.DISTRIBUTIONS, ch10.BATCH_SIZES, ch10.STRATEGIES)))
+def test_view_renders_and_counts(distribution, batch_size, strategy):
+    view = ch10.packing_view(distribution, batch_size, strategy)
+    assert "<table" in view_html(view)
+    assert f"batch size {batch_size}, {strategy}:" in view.summary
+    lengths = ch10.pool_lengths(distribution)
+    assert f"for {sum(lengths)} tokens" in view.summary
+    layout_rows = sum(len(p.rows) for p in view.panels[:-1])
+    packed = len(ch10.packed_rows(list(lengths), max(lengths)))
+    assert layout_rows == (packed if strategy == "pack" else len(lengths))
+
+
+def test_view_refuses_unknown_values():
+    with pytest.raises(ValueError, match="strategy"):
+        ch10.packing_view(strategy="shuffle")
+    with pytest.raises(ValueError, match="batch_size"):
+        ch10.packing_view(batch_size=3)
+    with pytest.raises(ValueError, match="distribution"):
+        ch10.packing_view(distribution="uniform")
+
+
+def test_explorer_updates_summary():
+    box = ch10.packing_explorer()
+    summary = box.summary
+    before = summary.value
+    box.controls["strategy"].value = "bucket"
+    assert summary.value != before and "bucket" in summary.value

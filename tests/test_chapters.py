@@ -1,0 +1,50 @@
+"""helpers.chapters: one module per chapter, found by the notebook's number or stem, each listing its explorers."""
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from helpers import chapters
+from helpers.chapters import ch04_key_padding_mask as ch04
+from helpers.chapters import ch05_attn_mask_and_causality as ch05
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_every_chapter_module_has_a_notebook_a_test_module_and_explorers():
+    modules = chapters.chapters()
+    assert modules, "no chapter module found"
+    stems = {path.stem[:2]: path.stem for path in NOTEBOOKS}
+    for number, name in modules.items():
+        assert name == f"ch{stems[number]}", f"{name} does not match its notebook {stems.get(number)}"
+        assert (ROOT / "tests" / "chapters" / f"test_{name}.py").exists(), f"{name} has no test module"
+        module = importlib.import_module(f"helpers.chapters.{name}")
+        assert module.__doc__ and module.__doc__.splitlines()[0].strip(), f"{name}: no one-line summary"
+        assert isinstance(module.EXPLORERS, tuple) and all(callable(make) for make in module.EXPLORERS)
+
+
+def test_explorers_by_number_or_stem():
+    assert chapters.explorers("04") == (ch04.kpm_explorer,)
+    assert chapters.explorers("04_key_padding_mask") == (ch04.kpm_explorer,)
+    assert chapters.module("05_attn_mask_and_causality") is ch05
+    assert chapters.explorers("00") == () and chapters.module("00_start_here") is None   # no code of its own
+    assert chapters.explorers("04_some_other_chapter") == ()
+    with pytest.raises(ValueError, match="chapter must be a chapter number"):
+        chapters.explorers("four")
+
+
+@pytest.mark.parametrize("make", [*chapters.explorers("04"), *chapters.explorers("05")])
+def test_first_control_one_step_gives_a_new_valid_picture(make):
+    """What the generic browser check does: move the first control one step (next option / +1)."""
+    box = make()
+    first = next(iter(box.controls.values()))
+    before = box.summary.value
+    if hasattr(first, "options"):
+        values = [o[1] if isinstance(o, tuple) else o for o in first.options]
+        first.value = values[(values.index(first.value) + 1) % len(values)]
+    else:
+        first.value = first.value + 1
+    after = box.summary.value
+    assert after != before and not after.startswith("<b>Not possible")
