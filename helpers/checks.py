@@ -62,7 +62,7 @@ hazard, not a check bug (an earlier layer's fully masked pad row can be that NaN
 cleans the pad positions before they reach the values, e.g. x.masked_fill(key_padding_mask[..., None], 0).
 
 Mask inference. The two checks above compare padded runs with unpadded ones, so they cannot see a mask that
-hides too much (a causal mask on an encoder, a token that cannot see itself) or one that lost its window.
+hides too much (a causal mask on an encoder) or one that lost its window.
 infer_mask(attn, L) finds by experiment which inputs each output depends on, as a bool (L, L) mask in the
 helpers' convention (True = does not depend); check_mask_pattern(attn, expected) compares that with what was
 meant and reports leaks and over-masking by (query, key), with report.show() for the picture. Same adapters:
@@ -87,6 +87,7 @@ import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -491,25 +492,36 @@ MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], tor
 PATTERNS = ("causal", "bidirectional", "sliding_window")
 
 
+class _Dependence(NamedTuple):
+    depends: torch.Tensor     # bool (L, L): [i, j] = the output at i moved when the input at j got new values
+    nonfinite: torch.Tensor   # bool (L,): the output at i was NaN or inf in some run
+    largest: float            # the largest finite |output| seen
+
+
 def _dependence(run: _Runner, L: int, E: int, attn_mask: torch.Tensor | None, trials: int, atol: float,
-                rtol: float, g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """(depends, nonfinite): bool (L, L), [i, j] = the output at i moved when the input at j got new values;
-    bool (L,), the output at i was NaN or inf in some trial."""
-    depends, nonfinite = torch.zeros(L, L, dtype=torch.bool), torch.zeros(L, dtype=torch.bool)
-    kpm, rows = torch.zeros(L + 1, L, dtype=torch.bool), torch.arange(L)
+                rtol: float, g: torch.Generator) -> _Dependence:
+    """Each trial: one random sequence, then one copy per position j with new values at j, each run alone (a
+    batch of one, so that nothing mixed across a batch, such as batch statistics, hides a dependence)."""
+    depends, nonfinite, largest = torch.zeros(L, L, dtype=torch.bool), torch.zeros(L, dtype=torch.bool), 0.0
+    kpm = torch.zeros(1, L, dtype=torch.bool)
     for trial in range(trials):
         run.where = f"trial {trial}"
-        x = torch.randn(1, L, E, generator=g).repeat(L + 1, 1, 1)     # item 0 as it is; item 1 + j: new values at j
-        x[1 + rows, rows] = torch.randn(L, E, generator=g) * JUNK_SCALE
+        x = torch.randn(1, L, E, generator=g)
         if trial == 0:
             _require_deterministic(run, x, kpm, attn_mask)
-        out = run(x, kpm, attn_mask).flatten(2)                          # (L + 1, L, features)
-        ref, edited = out[0], out[1:]                                    # (L, F) and (j, i, F)
+        ref = run(x, kpm, attn_mask)[0].reshape(L, -1)                   # (L, features)
+        scale = ref.abs().masked_fill(~ref.isfinite(), 0.0).amax(-1)     # the largest finite |output| at each i
+        largest = max(largest, float(scale.max()))
         nonfinite |= ~ref.isfinite().all(-1)
-        scale = ref.abs().amax(-1)                                       # the largest |output| at each position i
-        moved = ((edited - ref).abs() > atol + rtol * scale[:, None]).any(-1)   # (j, i); NaN never counts as moved
-        depends |= moved.T
-    return depends, nonfinite
+        for j in range(L):
+            edited = x.clone()
+            edited[0, j] = torch.randn(E, generator=g) * JUNK_SCALE
+            out = run(edited, kpm, attn_mask)[0].reshape(L, -1)
+            became = ~out.isfinite().all(-1) & ref.isfinite().all(-1)    # NaN or inf only with new values at j
+            nonfinite |= became
+            moved = ((out - ref).abs() > atol + rtol * scale[:, None]).any(-1) | became   # (i,)
+            depends[:, j] |= moved
+    return _Dependence(depends, nonfinite, largest)
 
 
 def infer_mask(
@@ -529,32 +541,36 @@ def infer_mask(
     attn gets key_padding_mask all False, `attn_mask` as given, and position_ids 0..L-1 if it takes them), and a
     copy of it per position j with new random values at j; the output at i depends on j if it moved by more than
     atol + rtol * (largest |output| at i). Several seeded trials (the union of what moved) keep an accidental
-    non-dependence unlikely. The whole module is measured, however deep: a stack of n layers shows its receptive
+    non-dependence unlikely. Every copy runs alone (a batch of one), so a dependence through the batch (batch
+    statistics) cannot cancel out. The whole module is measured, however deep: a stack of n layers shows its receptive
     field (check_mask_pattern(layers=n) compares it with the right thing).
 
     Limits. The diagonal: the output at i depends on the input at i through its query (and any residual
-    connection) whatever the mask says, so a hidden diagonal shows only where the row's weights cannot move
-    (a row with one visible key, or none). A key whose value is exactly cancelled (a zero value projection, a
-    head that ignores it) looks masked, and one that moves an output by less than the tolerance too. Outputs
-    that are NaN or inf depend on nothing here; check_mask_pattern reports them.
+    connection) whatever the mask says, so a hidden diagonal shows only where the row's weights cannot move (a
+    row with one visible key, or none) and there is no residual connection. A key whose value is exactly
+    cancelled (a zero value projection, a head that ignores it) looks masked, and so does one that moves an
+    output by less than the tolerance: a leak through a weight of about 1e-13 (a fill of -30) is not seen, and
+    outputs far below atol need a smaller atol. Outputs that are NaN or inf depend on nothing here;
+    check_mask_pattern reports them.
     """
     fn, E = as_attn(attn), _embed_dim(attn, embed_dim)
     L = _pattern_args(length, attn_mask, trials, atol, rtol, seed)
     run = _Runner(fn, pooled=False)
-    depends, _ = _dependence(run, L, E, attn_mask, trials, atol, rtol, torch.Generator().manual_seed(seed))
-    return ~depends
+    return ~_dependence(run, L, E, attn_mask, trials, atol, rtol, torch.Generator().manual_seed(seed)).depends
 
 
 def _pattern_args(length: int, attn_mask: torch.Tensor | None, trials: int, atol: float, rtol: float,
                   seed: int, flags: dict[str, object] | None = None) -> int:
     _validate(trials, 1, 2, atol, rtol, seed, "both", flags or {})
-    if not isinstance(length, int) or isinstance(length, bool) or length < 1:
-        raise ValueError(f"length must be an int >= 1 (the number of tokens), got {length!r}")
+    length = arguments.integer(length, "length", minimum=2)  # one token has nothing to depend on but itself
     if attn_mask is not None and (not isinstance(attn_mask, torch.Tensor) or attn_mask.dtype != torch.bool
                                   or tuple(attn_mask.shape) != (length, length)):
         got = f"{attn_mask.dtype} {tuple(attn_mask.shape)}" if isinstance(attn_mask, torch.Tensor) else repr(attn_mask)
+        hint = (f"; for {attn_mask.shape[-1]} tokens pass length={attn_mask.shape[-1]}"
+                if isinstance(attn_mask, torch.Tensor) and attn_mask.dim() == 2 and attn_mask.shape[-1] != length
+                else "")
         raise ValueError(f"attn_mask must be None or a bool tensor ({length}, {length}) (True = not allowed), "
-                         f"got {got}")
+                         f"got {got}{hint}")
     return length
 
 
@@ -566,13 +582,19 @@ def expected_mask(expected: object, length: int, *, window: int | None = None) -
     (True = not allowed), or a mask_mod as torch.nn.attention.flex_attention takes it:
     mask_mod(b, h, q_idx, kv_idx) -> True where attending is ALLOWED (the opposite polarity).
     """
+    length = arguments.integer(length, "length", minimum=1)
     if isinstance(expected, str):
         if expected not in PATTERNS:
             raise ValueError(f"expected must be one of {list(PATTERNS)}, a bool mask or a mask_mod, got {expected!r}")
-        if expected == "sliding_window" and (not isinstance(window, int) or isinstance(window, bool) or window < 1):
-            raise ValueError(f"window must be an int >= 1 (the keys a query sees, itself included), got {window!r}")
+        if expected == "sliding_window":
+            if window is None:
+                raise ValueError("window must be an int >= 1 (the keys a query sees, itself included), got None")
+            window = arguments.integer(window, "window (the keys a query sees, itself included)", minimum=1)
         if expected != "sliding_window" and window is not None:
             raise ValueError("window (the width w) goes with expected='sliding_window', and only with it")
+        if expected == "sliding_window" and window >= length:
+            raise ValueError(f"window={window} must be smaller than length={length}: a window as long as the "
+                             f"sequence is just causal, so it cannot be tested; pass length={window + 4} or more")
         if expected == "bidirectional":
             return torch.zeros(length, length, dtype=torch.bool)
         behind = torch.arange(length)[:, None] - torch.arange(length)[None, :]   # i - j
@@ -588,7 +610,8 @@ def expected_mask(expected: object, length: int, *, window: int | None = None) -
         q, kv = torch.arange(length)[:, None], torch.arange(length)[None, :]
         allowed = expected(torch.tensor(0), torch.tensor(0), q, kv)
         if not isinstance(allowed, torch.Tensor) or allowed.dtype != torch.bool:
-            raise TypeError(f"a mask_mod must return a bool tensor (True = allowed), got {type(allowed).__name__}")
+            got = f"dtype {allowed.dtype}" if isinstance(allowed, torch.Tensor) else type(allowed).__name__
+            raise TypeError(f"a mask_mod must return a bool tensor (True = allowed), got {got}")
         return ~allowed.expand(length, length)
     raise TypeError(f"expected must be a pattern name, a bool mask or a mask_mod, got {type(expected).__name__}")
 
@@ -596,10 +619,15 @@ def expected_mask(expected: object, length: int, *, window: int | None = None) -
 def receptive_field(blocked: torch.Tensor, layers: int) -> torch.Tensor:
     """What `layers` stacked layers with one-layer mask `blocked` see: bool (L, L), True = not reachable.
 
-    Each layer mixes what its allowed keys saw one layer down, plus its own position (query and residual): the
-    n-step reachability of (allowed | diagonal). Two layers with a window of 3 see 5 keys back."""
-    if not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
-        raise ValueError(f"layers must be an int >= 1, got {layers!r}")
+    Each layer mixes what its allowed keys saw one layer down, plus its own position: the n-step reachability
+    of (allowed | diagonal). Two layers with a window of 3 see 5 keys back. That assumes each layer's output at
+    i depends on its own input at i, through a residual connection or a query that matters: true of
+    Transformer blocks, not of bare attention layers stacked without a residual whose rows see one key only
+    (softmax over one key ignores the query)."""
+    layers = arguments.integer(layers, "layers", minimum=1)
+    arguments.bool_mask(blocked, "expected")
+    if blocked.dim() != 2 or blocked.shape[0] != blocked.shape[1]:
+        raise ValueError(f"expected must be a square (L, L) mask, got {tuple(blocked.shape)}")
     step = (~blocked | torch.eye(blocked.shape[0], dtype=torch.bool)).float()
     seen = step
     for _ in range(layers - 1):
@@ -615,8 +643,9 @@ class PatternReport:
     inferred: torch.Tensor               # bool (L, L), True = the output does not depend on that input
     leaks: tuple[tuple[int, int], ...]        # (query, key): depends where it must not
     over_masked: tuple[tuple[int, int], ...]  # (query, key): does not depend where it should
-    nonfinite: tuple[int, ...]           # positions whose output was NaN or inf
+    nonfinite: tuple[int, ...]           # positions whose output was NaN or inf in some run
     trials: int
+    hint: str | None = None              # a likely reason for a failure, when one is known
 
     def __str__(self) -> str:
         if self.passed:
@@ -631,7 +660,9 @@ class PatternReport:
             found.append(f"{len(self.over_masked)} over-masked, does not depend where it should (query, key): "
                          f"{listed(self.over_masked)}")
         if self.nonfinite:
-            found.append(f"NaN or inf at positions {list(self.nonfinite)}")
+            found.append(f"NaN or inf at positions {list(self.nonfinite)} (their rows are not compared)")
+        if self.hint:
+            found.append(self.hint)
         return f"{self.check}: FAILED ({self.trials} trials)\n  " + "\n  ".join(found)
 
     def show(self, **kwargs: object) -> object:
@@ -659,7 +690,7 @@ def check_mask_pattern(
     """attn must depend on exactly the inputs `expected` allows: no leak, and no over-masking.
 
     The padding checks compare padded runs with unpadded ones, so they cannot see a mask that hides too much
-    (a causal mask where none is wanted, a token that cannot see itself) or one that lost its window. This one
+    (a causal mask where none is wanted) or one that lost its window. This one
     infers the mask (infer_mask, same arguments) and compares it with `expected` (see expected_mask: a name, a
     bool mask, or a mask_mod). layers=n: attn is a stack of n such layers, and must see the n-step receptive field
     of the one-layer mask (receptive_field). The diagonal is never called a leak: every output depends on its
@@ -669,16 +700,21 @@ def check_mask_pattern(
     L = _pattern_args(length, attn_mask, trials, atol, rtol, seed, {"raise_on_fail": raise_on_fail})
     want = receptive_field(expected_mask(expected, L, window=window), layers)
     run = _Runner(fn, pooled=False)
-    depends, nonfinite = _dependence(run, L, E, attn_mask, trials, atol, rtol, torch.Generator().manual_seed(seed))
+    found = _dependence(run, L, E, attn_mask, trials, atol, rtol, torch.Generator().manual_seed(seed))
+    depends, nonfinite = found.depends, found.nonfinite
     off_diagonal = ~torch.eye(L, dtype=torch.bool)
-    leaks = depends & want & off_diagonal
+    leaks = depends & want & off_diagonal & ~nonfinite[:, None]
     over = ~depends & ~want & ~nonfinite[:, None]
+    hint = None
+    if over.any() and found.largest < 1e3 * atol:
+        hint = (f"the outputs are tiny (largest |output| {found.largest:.1g}, atol={atol:g}): a real dependence may "
+                "move them by less than atol; pass a smaller atol")
     name = expected if isinstance(expected, str) else "given mask" if isinstance(expected, torch.Tensor) else "mask_mod"
     name += f" {window}" if window is not None else ""
     check = f"mask pattern ({name}, length {L}" + (f", {layers} layers)" if layers > 1 else ")")
     report = PatternReport(check, not (leaks.any() or over.any() or nonfinite.any()), want, ~depends,
                            tuple(map(tuple, leaks.nonzero().tolist())), tuple(map(tuple, over.nonzero().tolist())),
-                           tuple(nonfinite.nonzero().flatten().tolist()), trials)
+                           tuple(nonfinite.nonzero().flatten().tolist()), trials, hint)
     if raise_on_fail and not report.passed:
         raise MaskCheckError(str(report))
     return report

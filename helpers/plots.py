@@ -156,35 +156,45 @@ def show_mask_pattern(report: object, *, figsize: tuple[float, float] | None = N
     """Expected next to inferred mask of a helpers.checks.check_mask_pattern report; the differences marked.
 
     Blue = the output at that query depends on (expected: may depend on) that key; white = not. In the inferred
-    panel a red "L" marks a leak (depends where it must not) and an orange "O" over-masking (does not depend
-    where it should); grey rows returned NaN or inf.
+    panel a red cell with "L" is a leak (depends where it must not), an orange one with "O" over-masking (does
+    not depend where it should); grey rows returned NaN or inf. The diagonal is never marked as a leak: every output
+    depends on its own input through the query.
     """
     expected, inferred = (~getattr(report, name).numpy() for name in ("expected", "inferred"))  # True = depends
     L, S = expected.shape
-    leaks, over = inferred & ~expected, ~inferred & expected
-    np.fill_diagonal(leaks, False)                  # the query path: never a leak (see helpers.checks.infer_mask)
     nonfinite = np.zeros(L, dtype=bool)
     nonfinite[list(report.nonfinite)] = True
-    over &= ~nonfinite[:, None]
-    colours = matplotlib.colors.ListedColormap(["white", "#6baed6", "#d9d9d9"])
+    marks = [(pairs, letter, colour) for pairs, letter, colour in
+             ((report.leaks, "L", "#cb181d"), (report.over_masked, "O", "#fd8d3c"))]
+    colours = matplotlib.colors.ListedColormap(["white", "#6baed6", "#d9d9d9", "#fcbba1", "#fdd0a2"])
+    side = min(7.0, max(2.6, 0.42 * S))                     # each panel: readable at L = 2, capped at L = 32
+    labels = range(0, S, 1 if S <= 16 else 4)
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, 2, figsize=figsize or (2.0 + 0.9 * S, 1.2 + 0.42 * L), layout="constrained")
-        for ax, depends, title in ((axes[0], expected, "expected"),
-                                   (axes[1], inferred, f"inferred: {len(report.leaks)} leak(s), "
-                                                       f"{len(report.over_masked)} over-masked")):
-            shown = np.where(nonfinite[:, None], 2, depends.astype(int)) if ax is axes[1] else depends.astype(int)
-            ax.imshow(shown, cmap=colours, vmin=0, vmax=2, aspect="equal")
-            ax.set_xticks(range(S))
-            ax.set_yticks(range(L))
+        fig, axes = plt.subplots(1, 2, figsize=figsize or (2 * side + 1.0, side + 1.6), layout="constrained")
+        found = np.where(nonfinite[:, None], 2, inferred.astype(int))
+        for (pairs, _, _), code in zip(marks, (3, 4), strict=True):
+            for i, j in pairs:
+                found[i, j] = code
+        panels = ((expected.astype(int), "expected"), (found, "inferred"))
+        for ax, (shown, title) in zip(axes, panels, strict=True):
+            ax.imshow(shown, cmap=colours, vmin=0, vmax=4, aspect="equal")
+            ax.set_xticks(list(labels))
+            ax.set_yticks(list(range(0, L, 1 if L <= 16 else 4)))
             ax.set_xticks(np.arange(-0.5, S), minor=True)
             ax.set_yticks(np.arange(-0.5, L), minor=True)
             ax.grid(which="minor", color="#bdbdbd", linewidth=0.5)
             ax.tick_params(which="minor", length=0)
             ax.set(xlabel="key", ylabel="query", title=title)
-        for marks, letter, colour in ((leaks, "L", "#cb181d"), (over, "O", "#fd8d3c")):
-            for i, j in zip(*np.nonzero(marks), strict=True):
-                axes[1].text(j, i, letter, ha="center", va="center", color=colour, fontsize=15, in_layout=False)
-        fig.suptitle(report.check)
+        for pairs, letter, colour in marks:
+            for i, j in pairs:
+                axes[1].text(j, i, letter, ha="center", va="center", color=colour, fontsize=13 if S <= 16 else 8,
+                             in_layout=False)
+        verdict = "passed" if report.passed else (
+            f"FAILED: {len(report.leaks)} leak(s) L, {len(report.over_masked)} over-masked O"
+            + (f", NaN/inf at {list(report.nonfinite)} (grey)" if report.nonfinite else ""))
+        fig.suptitle(f"{report.check}\n{verdict}", fontsize=12)
+        fig.supxlabel("blue: depends on the key; L: depends where it must not; O: does not where it should",
+                      fontsize=10)
     return fig
 
 

@@ -177,14 +177,24 @@ def test_expected_mask_names_and_polarity():
 
 
 @pytest.mark.parametrize(("call", "error", "match"), [
-    (lambda m: infer_mask(m, 0), ValueError, "length must be an int >= 1"),
+    (lambda m: infer_mask(m, 1), ValueError, "length must be an int >= 2"),
+    (lambda m: infer_mask(m, 8.0), TypeError, "length must be an int, got float"),
+    (lambda m: infer_mask(m, L, attn_mask=causal_mask(16)), ValueError, "for 16 tokens pass length=16"),
+    (lambda m: check_mask_pattern(m, "sliding_window", window=8), ValueError,
+     "window=8 must be smaller than length=8: .* pass length=12 or more"),
+    (lambda m: check_mask_pattern(m, lambda b, h, q, kv: (q >= kv).int()), TypeError,
+     r"a mask_mod must return a bool tensor \(True = allowed\), got dtype torch.int32"),
+    (lambda m: receptive_field(causal_mask(L).int(), 2), TypeError, "expected must be a bool tensor"),
+    (lambda m: receptive_field(torch.zeros(3, 4, dtype=torch.bool), 2), ValueError, "square"),
+    (lambda m: expected_mask("causal", 0), ValueError, "length must be an int >= 1"),
     (lambda m: infer_mask(m, L, attn_mask=causal_mask(L).float()), ValueError, "attn_mask must be None or a bool"),
     (lambda m: infer_mask(m, L, attn_mask=causal_mask(L + 1)), ValueError, r"attn_mask .*\(8, 8\)"),
     (lambda m: check_mask_pattern(m, "diagonal"), ValueError, "expected must be one of"),
     (lambda m: check_mask_pattern(m, "sliding_window"), ValueError, "window must be an int >= 1"),
+    (lambda m: check_mask_pattern(m, "sliding_window", window=0), ValueError, r"window \(the keys .*\) must be an int"),
     (lambda m: check_mask_pattern(m, "causal", window=3), ValueError, "window .* goes with expected='sliding_window'"),
     (lambda m: check_mask_pattern(m, causal_mask(L).long()), ValueError, "an expected mask must be a bool tensor"),
-    (lambda m: check_mask_pattern(m, lambda b, h, q, kv: 1), TypeError, "a mask_mod must return a bool tensor"),
+    (lambda m: check_mask_pattern(m, lambda b, h, q, kv: 1), TypeError, "a mask_mod must return a bool tensor.*int"),
     (lambda m: check_mask_pattern(m, 3), TypeError, "expected must be a pattern name"),
     (lambda m: check_mask_pattern(m, "causal", layers=0), ValueError, "layers must be an int >= 1"),
     (lambda m: check_mask_pattern(m, "causal", trials=0), ValueError, "trials must be an int >= 1"),
@@ -199,7 +209,7 @@ def test_the_report_draws_expected_and_inferred(mha):
     import matplotlib.pyplot as plt
 
     figure = check_mask_pattern(mha, "causal").show()
-    assert len(figure.axes) == 2 and "leak" in figure.axes[1].get_title()
+    assert len(figure.axes) == 2 and "28 leak(s)" in figure._suptitle.get_text()
     plt.close(figure)
 
 
@@ -233,3 +243,46 @@ def test_a_module_with_dropout_in_training_mode_is_refused():
     noisy = nn.MultiheadAttention(E, 2, dropout=0.5, batch_first=True).train()
     with pytest.raises(ValueError, match="dropout in training mode"):
         infer_mask(noisy, L)
+
+
+def test_numpy_integers_are_accepted(mha):
+    import numpy as np
+
+    assert check_mask_pattern(mha, "sliding_window", length=np.int64(8), window=np.int64(3), layers=np.int64(1),
+                              trials=np.int64(2), attn_mask=window_mask(3)).passed
+
+
+def test_an_output_of_one_number_per_position_works():
+    torch.manual_seed(0)
+    mha, head = nn.MultiheadAttention(E, 2, batch_first=True).eval(), nn.Linear(E, 1)
+    scalar = lambda x, kpm, am: head(mha(x, x, x, attn_mask=am)[0]).squeeze(-1)   # noqa: E731  (N, L)
+    assert check_mask_pattern(scalar, "causal", embed_dim=E, attn_mask=causal_mask(L)).passed
+
+
+def test_a_dependence_through_batch_statistics_is_seen(mha):
+    """BatchNorm in training mode mixes the batch: every output then depends on every position."""
+    bn = nn.BatchNorm1d(E).train()
+
+    def normed(x, kpm, am):
+        out = mha(x, x, x, attn_mask=causal_mask(x.shape[1]), need_weights=False)[0]
+        return bn(out.transpose(1, 2)).transpose(1, 2)
+    report = check_mask_pattern(normed, "causal", embed_dim=E)
+    assert not report.passed and (0, L - 1) in report.leaks
+
+
+def test_a_nan_that_only_new_values_cause_is_reported_as_nan(mha):
+    def overflows(x, kpm, am):   # a naive softmax without the max subtraction: large scores overflow
+        scores = 30 * x @ x.transpose(1, 2)
+        weights = scores.exp().masked_fill(causal_mask(x.shape[1]), 0)
+        return (weights / weights.sum(-1, keepdim=True)) @ x
+    report = check_mask_pattern(overflows, "causal", embed_dim=E)
+    assert report.nonfinite and not report.passed
+    assert not {q for q, _ in report.over_masked + report.leaks} & set(report.nonfinite), "NaN rows are not compared"
+
+
+def test_tiny_outputs_get_a_hint(mha):
+    report = check_mask_pattern(lambda x, kpm, am: 1e-7 * mha(x, x, x, attn_mask=am)[0], "causal", embed_dim=E,
+                                attn_mask=causal_mask(L))
+    assert not report.passed and "the outputs are tiny" in str(report) and "pass a smaller atol" in str(report)
+    assert check_mask_pattern(lambda x, kpm, am: 1e-7 * mha(x, x, x, attn_mask=am)[0], "causal", embed_dim=E,
+                              attn_mask=causal_mask(L), atol=1e-12).passed
