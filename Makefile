@@ -53,8 +53,8 @@ test: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python tools/dev.py unit --no-setup --jobs $(JOBS)
 
-# Every chapter through nbval under each of PyTorch's x86 CPU kernels (default, AVX2, AVX-512): stored outputs
-# must not depend on which one a machine picks (tools/portable.py).
+# Every chapter through nbval under each of PyTorch's x86 CPU kernels (default, AVX2, AVX-512) and MKL's AVX2 code:
+# stored outputs must not depend on which one a machine picks (tools/portable.py).
 portable: $(STAMP)
 	$(BIN)/python -m tools.portable
 

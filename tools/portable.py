@@ -1,13 +1,17 @@
-"""The series under nbval with each of PyTorch's x86 CPU kernels: `make portable`.
+"""The series under nbval with each x86 code path the CPU kernels can take: `make portable`.
 
-PyTorch picks its vector kernels for the CPU it runs on (DEFAULT, AVX2 or AVX512 on x86), and the
-environment variable ATEN_CPU_CAPABILITY makes it use a lower level. Floats summed in another order differ
-in the last bits, so a stored output that prints such bits passes on one machine and fails on another. This
-runs every English chapter through nbval once per level (the Japanese edition has the same code and outputs,
-tests/test_japanese_edition.py). A level this CPU cannot run is reported as NOT TESTED, never passed over
-silently: PyTorch then runs the best level below it.
+Floats summed in another order differ in the last bits, so a stored output that prints such bits passes on one
+machine and fails on another. Two libraries pick the order by CPU:
+- PyTorch's own vector kernels (softmax, sums, elementwise): DEFAULT, AVX2 or AVX512 on x86; the environment
+  variable ATEN_CPU_CAPABILITY makes PyTorch use a lower level;
+- MKL, the math library PyTorch's x86 wheels use for matrix products: its AVX2 or AVX-512 code; MKL_CBWR=AVX2
+  makes it run the AVX2 code on an AVX-512 CPU.
+This runs every English chapter through nbval once per setting (the Japanese edition has the same code and
+outputs, tests/test_japanese_edition.py). A setting this CPU cannot run is reported as NOT TESTED, never passed
+over silently. MKL's generic code (MKL_CBWR=COMPATIBLE, what a CPU older than AVX2 gets) is not a setting:
+chapter 8 states that its bit-identical padding needs MKL's AVX2 or AVX-512 code.
 
-Usage: python -m tools.portable [notebooks ...] [--levels default avx2 avx512]
+Usage: python -m tools.portable [notebooks ...] [--settings default avx2 avx512 mkl-avx2]
 """
 
 from __future__ import annotations
@@ -21,45 +25,55 @@ from pathlib import Path
 from tools.dev import NBVAL, xdist
 
 ROOT = Path(__file__).resolve().parents[1]
-LEVELS = ("default", "avx2", "avx512")
+# name -> (environment, the PyTorch level the CPU must reach for it)
+SETTINGS = {
+    "default": ({"ATEN_CPU_CAPABILITY": "default"}, "DEFAULT"),
+    "avx2": ({"ATEN_CPU_CAPABILITY": "avx2"}, "AVX2"),
+    "avx512": ({"ATEN_CPU_CAPABILITY": "avx512"}, "AVX512"),
+    "mkl-avx2": ({"MKL_CBWR": "AVX2"}, "AVX2"),
+}
+ORDER = ("DEFAULT", "AVX2", "AVX512")
 
 
-def level_in_use(level: str) -> str:
-    """What PyTorch reports it runs with ATEN_CPU_CAPABILITY=level: 'DEFAULT', 'AVX2', 'AVX512', ..."""
+def level_in_use(env: dict[str, str]) -> str:
+    """What PyTorch reports it runs with env: 'DEFAULT', 'AVX2', 'AVX512', ..."""
     done = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
-                          env=dict(os.environ, ATEN_CPU_CAPABILITY=level), capture_output=True, text=True, check=True)
+                          env=dict(os.environ, **env), capture_output=True, text=True, check=True)
     return done.stdout.strip()
 
 
-def nbval(notebooks: list[str], level: str) -> int:
-    """Exit code of one nbval run of `notebooks` under `level` (make test's flags, two workers)."""
+def nbval(notebooks: list[str], env: dict[str, str]) -> int:
+    """Exit code of one nbval run of `notebooks` with env (make test's flags, two workers)."""
     command = [sys.executable, "-m", "pytest", *notebooks, *NBVAL, "-q", *xdist(2)]
-    return subprocess.run(command, cwd=ROOT, env=dict(os.environ, ATEN_CPU_CAPABILITY=level)).returncode
+    return subprocess.run(command, cwd=ROOT, env=dict(os.environ, **env)).returncode
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*")
-    parser.add_argument("--levels", nargs="+", default=list(LEVELS), choices=LEVELS)
+    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
     args = parser.parse_args()
     chapters = (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")
     notebooks = args.notebooks or sorted(str(p.relative_to(ROOT)) for p in chapters)
+    best = level_in_use({})
     results = []
-    for level in args.levels:
-        used = level_in_use(level)
-        if used.lower() != level:
-            results.append((level, used, "NOT TESTED: this CPU cannot run these kernels"))
+    for name in args.settings:
+        env, needs = SETTINGS[name]
+        used = level_in_use(env)
+        cpu_can = best in ORDER and ORDER.index(best) >= ORDER.index(needs)
+        if not cpu_can or ("ATEN_CPU_CAPABILITY" in env and used != needs):
+            results.append((name, used, f"NOT TESTED: this CPU's best level is {best}"))
             continue
-        print(f"== ATEN_CPU_CAPABILITY={level}: {len(notebooks)} notebooks", flush=True)
-        results.append((level, used, "passed" if nbval(notebooks, level) == 0 else "FAILED"))
-    print("\nATEN_CPU_CAPABILITY   kernels used   nbval")
-    for level, used, verdict in results:
-        print(f"{level:<21} {used:<14} {verdict}")
+        print(f"== {' '.join(f'{k}={v}' for k, v in env.items())}: {len(notebooks)} notebooks", flush=True)
+        results.append((name, used, "passed" if nbval(notebooks, env) == 0 else "FAILED"))
+    print(f"\n{'setting':<10} {'PyTorch kernels':<16} nbval")
+    for name, used, verdict in results:
+        print(f"{name:<10} {used:<16} {verdict}")
     if any(verdict == "FAILED" for *_, verdict in results):
         return 1
     if any(verdict.startswith("NOT TESTED") for *_, verdict in results):
-        print("Some levels were not tested on this CPU: run `make portable` on one that has them (any x86 CPU with "
-              "AVX-512 runs all three).")
+        print("Some settings were not tested on this CPU: run `make portable` on one that has them (an x86 CPU with "
+              "AVX-512 runs them all).")
     return 0
 
 
