@@ -21,6 +21,7 @@ from typing import NamedTuple
 import ipywidgets as widgets
 import torch
 
+from helpers import arguments
 from helpers.explorer import Explorer, Panel, View, explorer
 from helpers.masks import causal_mask, key_padding_mask
 
@@ -30,17 +31,21 @@ MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], tor
 def _check_lengths(lengths: Sequence[int], name: str = "lengths") -> list[int]:
     if isinstance(lengths, torch.Tensor):
         lengths = lengths.tolist()
-    if not isinstance(lengths, Sequence) or isinstance(lengths, str) or len(lengths) == 0:
+    if not isinstance(lengths, Sequence) or isinstance(lengths, (str, bytes)):
         raise TypeError(f"{name} must be a non-empty list of ints, got {lengths!r}")
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in lengths):
-        raise ValueError(f"{name} must hold ints >= 1 (one real length per sequence), got {list(lengths)}")
-    return list(lengths)
+    if len(lengths) == 0:
+        raise ValueError(f"{name} must be a non-empty list of ints (one real length per sequence), got []")
+    try:
+        checked = [arguments.integer(n, name) for n in lengths]
+    except TypeError:
+        raise TypeError(f"{name} must hold ints (one real length per sequence), got {list(lengths)}") from None
+    if min(checked) < 1:
+        raise ValueError(f"{name} must hold ints >= 1 (one real length per sequence), got {checked}")
+    return checked
 
 
 def _check_positive(value: int, name: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return value
+    return arguments.integer(value, name, minimum=1)
 
 
 # --- counting the waste ---
@@ -66,8 +71,10 @@ class Cost(NamedTuple):
 
 def padded_cost(batches: Sequence[Sequence[int]]) -> Cost:
     """Each batch (a list of lengths) padded to its own longest sequence: N * L_max**2 and N * L_max per batch."""
-    if not isinstance(batches, Sequence) or len(batches) == 0:
+    if not isinstance(batches, Sequence) or isinstance(batches, (str, bytes)):
         raise TypeError(f"batches must be a non-empty list of lists of lengths, got {batches!r}")
+    if len(batches) == 0:
+        raise ValueError("batches must be a non-empty list of lists of lengths, got []")
     batches = [_check_lengths(b, "each batch") for b in batches]
     return Cost(sum(n * n for b in batches for n in b), sum(len(b) * max(b) ** 2 for b in batches),
                 sum(n for b in batches for n in b), sum(len(b) * max(b) for b in batches))
@@ -76,6 +83,8 @@ def padded_cost(batches: Sequence[Sequence[int]]) -> Cost:
 def packed_cost(rows: Sequence[Sequence[int]], row_len: int) -> Cost:
     """Packed rows of row_len tokens (each row a list of lengths), attention with a dense (row_len, row_len) mask."""
     _check_positive(row_len, "row_len")
+    if not isinstance(rows, Sequence) or isinstance(rows, (str, bytes)) or len(rows) == 0:
+        raise ValueError(f"rows must be a non-empty list of lists of lengths, got {rows!r}")
     rows = [_check_lengths(r, "each row") for r in rows]
     if any(sum(r) > row_len for r in rows):
         raise ValueError(f"every row must fit in row_len={row_len} tokens, got rows {rows}")
@@ -122,7 +131,12 @@ def packed_rows(lengths: Sequence[int], row_len: int) -> list[list[int]]:
 
 def pick(lengths: Sequence[int], groups: list[list[int]]) -> list[list[int]]:
     """The lengths of each group of indices (for padded_cost / packed_cost)."""
-    return [[lengths[i] for i in g] for g in groups]
+    lengths = _check_lengths(lengths)
+    indices = [[arguments.integer(i, "groups[g][k] (an index into lengths)") for i in g] for g in groups]
+    wrong = sorted({i for g in indices for i in g if not 0 <= i < len(lengths)})
+    if wrong:   # a negative index would silently count a sequence from the end
+        raise ValueError(f"groups must hold indices 0..{len(lengths) - 1} into lengths, got {wrong}")
+    return [[lengths[i] for i in g] for g in indices]
 
 
 # --- one packed row: document ids, restarted positions, the document mask ---
@@ -143,12 +157,28 @@ def pack(lengths: Sequence[int]) -> PackedRow:
 
 def document_mask(document: torch.Tensor, causal: bool = True) -> torch.Tensor:
     """Bool (T, T), True = blocked (helpers.masks' convention): another document, or (causal) a later key."""
-    if not isinstance(document, torch.Tensor) or document.dim() != 1 or document.dtype.is_floating_point:
-        raise TypeError(f"document must be a 1-D integer tensor of document ids, got {document!r}")
+    _check_document(document)
+    arguments.flag(causal, "causal")
     blocked = document[:, None] != document[None, :]
     if causal and document.numel():            # causal_mask(0) refuses an empty mask; an empty document has none
-        blocked |= causal_mask(document.numel())
+        blocked |= causal_mask(document.numel()).to(document.device)
     return blocked
+
+
+def _check_document(document: object) -> torch.Tensor:
+    if not isinstance(document, torch.Tensor) or document.dim() != 1 or document.dtype.is_floating_point \
+            or document.dtype.is_complex or document.dtype == torch.bool:
+        raise TypeError(f"document must be a 1-D integer tensor of document ids, got {document!r}")
+    return document
+
+
+def _check_lengths_tensor(lengths: object) -> torch.Tensor:
+    if not isinstance(lengths, torch.Tensor) or lengths.dim() != 1 or lengths.dtype.is_floating_point \
+            or lengths.dtype.is_complex or lengths.dtype == torch.bool:
+        hint = " (torch.tensor(...) makes one from a list)" if isinstance(lengths, (list, tuple)) else ""
+        raise TypeError(f"lengths must be a 1-D integer tensor, one real length per batch item, got "
+                        f"{type(lengths).__name__}{hint}")
+    return lengths
 
 
 # --- every mask of the series as a mask_mod (True = may attend) ---
@@ -160,6 +190,8 @@ def causal_mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: to
 
 def padding_mod(lengths: torch.Tensor) -> MaskMod:
     """Batch item b may see its first lengths[b] keys (right padding)."""
+    _check_lengths_tensor(lengths)
+
     def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
         return kv_idx < lengths[b]
     return mod
@@ -167,7 +199,7 @@ def padding_mod(lengths: torch.Tensor) -> MaskMod:
 
 def padding_causal_mod(lengths: torch.Tensor) -> MaskMod:
     """Padding and causal together: a real key, not in the future."""
-    padding = padding_mod(lengths)
+    padding = padding_mod(lengths)   # checks lengths
 
     def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
         return padding(b, h, q_idx, kv_idx) & (q_idx >= kv_idx)
@@ -185,6 +217,8 @@ def sliding_window_mod(width: int) -> MaskMod:
 
 def document_mod(document: torch.Tensor) -> MaskMod:
     """Packing: same document AND causal."""
+    _check_document(document)
+
     def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
         return (document[q_idx] == document[kv_idx]) & (q_idx >= kv_idx)
     return mod
@@ -194,17 +228,24 @@ def document_mod(document: torch.Tensor) -> MaskMod:
 
 def lognormal_lengths(n: int, median: float, sigma: float, max_len: int, seed: int) -> list[int]:
     """n lengths round(median * exp(sigma * z)), z ~ N(0, 1) from torch.Generator(seed), clipped to 1..max_len."""
-    _check_positive(n, "n")
-    _check_positive(max_len, "max_len")
-    if not median > 0 or not sigma >= 0:
+    n, max_len, seed = _check_positive(n, "n"), _check_positive(max_len, "max_len"), arguments.integer(seed, "seed")
+    if n > 10**7:
+        raise ValueError(f"n must be at most 10**7 lengths, got {n}")
+    median, sigma = arguments.number(median, "median"), arguments.number(sigma, "sigma", minimum=0)
+    if not median > 0:
         raise ValueError(f"median must be > 0 and sigma >= 0, got median={median!r}, sigma={sigma!r}")
+    if not -2**63 <= seed < 2**64:
+        raise ValueError(f"seed must fit in 64 bits (-2**63 <= seed < 2**64), got {seed}")
     z = torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     return (median * torch.exp(sigma * z)).round().clamp(1, max_len).long().tolist()
 
 
 def median_ms(fn: Callable[[], object], warmup: int = 3, repeats: int = 15) -> float:
     """Median wall time of fn() in milliseconds, after `warmup` untimed calls. A measurement, never a test."""
+    if not callable(fn):
+        raise TypeError(f"fn must be a function to time, called with no arguments, got {type(fn).__name__}")
     _check_positive(repeats, "repeats")
+    arguments.integer(warmup, "warmup", minimum=0)
     for _ in range(warmup):
         fn()
     times = []

@@ -75,19 +75,34 @@ def test_lognormal_lengths_is_seeded_and_clipped():
     assert min(a) >= 1 and max(a) <= 30 and max(a) == 30
 
 
-@pytest.mark.parametrize("call, error", [
-    (lambda: ch10.padded_cost([[3, 0]]), ValueError),
-    (lambda: ch10.padded_cost([]), TypeError),
-    (lambda: ch10.in_order([3, 4], 0), ValueError),
-    (lambda: ch10.packed_rows([3, 9], 8), ValueError),
-    (lambda: ch10.packed_cost([[5, 4]], 8), ValueError),
-    (lambda: ch10.pack([2, True]), ValueError),
-    (lambda: ch10.document_mask(torch.zeros(3)), TypeError),
-    (lambda: ch10.sliding_window_mod(0), ValueError),
-    (lambda: ch10.lognormal_lengths(4, median=0, sigma=1, max_len=8, seed=0), ValueError),
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: ch10.padded_cost([[3, 0]]), ValueError, "each batch must hold ints >= 1"),
+    (lambda: ch10.padded_cost([]), ValueError, "batches must be a non-empty list"),
+    (lambda: ch10.in_order([3, 4], 0), ValueError, "batch_size must be an int >= 1"),
+    (lambda: ch10.packed_rows([3, 9], 8), ValueError, r"row_len must be >= the longest sequence \(9\)"),
+    (lambda: ch10.packed_cost([[5, 4]], 8), ValueError, "every row must fit in row_len=8"),
+    (lambda: ch10.packed_cost([], 8), ValueError, "rows must be a non-empty list"),
+    (lambda: ch10.pack([2, True]), TypeError, r"lengths must hold ints .*got \[2, True\]"),
+    (lambda: ch10.pack([]), ValueError, "lengths must be a non-empty list"),
+    (lambda: ch10.document_mask(torch.zeros(3)), TypeError, "document must be a 1-D integer tensor"),
+    (lambda: ch10.document_mask(torch.zeros(3, dtype=torch.long), causal=1), TypeError, "causal must be a bool"),
+    (lambda: ch10.sliding_window_mod(0), ValueError, "width must be an int >= 1"),
+    (lambda: ch10.padding_mod([3, 2]), TypeError, r"lengths must be a 1-D integer tensor.*torch.tensor"),
+    (lambda: ch10.document_mod([0, 0, 1]), TypeError, "document must be a 1-D integer tensor"),
+    (lambda: ch10.pick([3, 4, 5], [[0, -1]]), ValueError, r"groups must hold indices 0..2 into lengths, got \[-1\]"),
+    (lambda: ch10.pick([3, 4, 5], [[0, 3]]), ValueError, r"indices 0..2 .*got \[3\]"),
+    (lambda: ch10.pick([3, 4, 5], [[0.5]]), TypeError, "groups.* must be an int"),
+    (lambda: ch10.lognormal_lengths(4, median=0, sigma=1, max_len=8, seed=0), ValueError, "median must be > 0"),
+    (lambda: ch10.lognormal_lengths("4", median=8, sigma=1, max_len=8, seed=0), TypeError, "n must be an int"),
+    (lambda: ch10.lognormal_lengths(4, median=8, sigma=1, max_len=8, seed=None), TypeError, "seed must be an int"),
+    (lambda: ch10.lognormal_lengths(4, median=8, sigma=1, max_len=8, seed=2**70), ValueError, "seed must fit"),
+    (lambda: ch10.lognormal_lengths(10**9, median=8, sigma=1, max_len=8, seed=0), ValueError, "at most 10"),
+    (lambda: ch10.lognormal_lengths(4, median="8", sigma=1, max_len=8, seed=0), TypeError, "median must be a number"),
+    (lambda: ch10.median_ms(None), TypeError, "fn must be a function"),
+    (lambda: ch10.median_ms(lambda: None, repeats=1.5), TypeError, "repeats must be an int"),
 ])
-def test_bad_input_names_the_argument(call, error):
-    with pytest.raises(error):
+def test_bad_input_names_the_argument(call, error, match):
+    with pytest.raises(error, match=match):
         call()
 
 
