@@ -212,3 +212,15 @@ def test_embed_dim_is_read_from_known_modules():
 def test_bad_input_is_named(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_an_outlier_feature_does_not_hide_a_leak_in_the_others():
+    """One feature 1e4 times larger than the rest (as in real LLMs) used to set the scale of the whole vector."""
+    def leaky_with_outlier(x, kpm, am):
+        out = x + 5e-3 * torch.tanh(x.masked_fill(~kpm[..., None], 0).sum(1, keepdim=True))   # pads leak <= 5e-3
+        return torch.cat([out, torch.full_like(out[..., :1], 1e4)], -1)
+    report = check_padding_invariance(leaky_with_outlier, embed_dim=E)
+    assert not report.passed and "changed item" in report.first_failure
+    def correct_with_outlier(x, kpm, am):
+        return torch.cat([x, torch.full_like(x[..., :1], 1e4)], -1)
+    assert check_padding_invariance(correct_with_outlier, embed_dim=E).passed
