@@ -36,9 +36,9 @@ GLOSS = {"犬": "dog", "猫": "cat", "鳥": "bird", "魚": "fish", "馬": "horse
          "とても": "very", "好き": "like", "嫌い": "dislike", "じゃない": "not", "けど": "but"}
 SPECIALS = ("<unk>", "<pad>", "<cls>")
 VOCAB = {token: i for i, token in enumerate(SPECIALS + tuple(GLOSS))}
-PAD_ID, CLS_ID = VOCAB["<pad>"], VOCAB["<cls>"]
+PAD_ID = VOCAB["<pad>"]
 MAX_LEN = 20      # the longest sentence, <cls> included
-POSITIVE, NEGATIVE = 1, 0
+POSITIVE = 1      # the label, and the logit's index, of a positive sentence (0: negative)
 
 
 class Example(NamedTuple):

@@ -90,7 +90,9 @@ class TinyLM(nn.Module):
         x, keys, values, weights = x + self.pos(pos), [], [], []
         for i, block in enumerate(self.blocks):
             x, k, v, w = block(x, kpm, None if past is None else (past.keys[i], past.values[i]), fill)
-            keys.append(k), values.append(v), weights.append(w)
+            keys.append(k)
+            values.append(v)
+            weights.append(w)
         return self.ln_f(x), Cache(tuple(keys), tuple(values)), tuple(weights)
 
     def forward(self, ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
@@ -122,7 +124,8 @@ def generate(model: TinyLM, ids: torch.Tensor, attention_mask: torch.Tensor | No
         shown = keep if mask == "every step" or (mask == "prompt only" and step == 0) else None
         out = model(new, shown, pos[:, -new.shape[1]:], past) if cache else model(seq, shown, pos)
         past = out.past
-        logits.append(out.logits[:, -1]), tokens.append(out.logits[:, -1].argmax(-1))
+        logits.append(out.logits[:, -1])
+        tokens.append(out.logits[:, -1].argmax(-1))
         weights.append(out.weights[-1][:, :, -1].mean(1))   # the newest query's row, last block
         new = tokens[-1][:, None]
         seq, keep = torch.cat([seq, new], 1), torch.cat([keep, torch.ones_like(new)], 1)
