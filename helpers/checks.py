@@ -697,11 +697,11 @@ def check_mask_pattern(
     """attn must depend on exactly the inputs `expected` allows: no leak, and no over-masking.
 
     The padding checks compare padded runs with unpadded ones, so they cannot see a mask that hides too much
-    (a causal mask where none is wanted) or one that lost its window. This one
-    infers the mask (infer_mask, same arguments) and compares it with `expected` (see expected_mask: a name, a
-    bool mask, or a mask_mod). layers=n: attn is a stack of n such layers, and must see the n-step receptive field
-    of the one-layer mask (receptive_field). The diagonal is never called a leak: every output depends on its
-    own input through the query (infer_mask's limits). report.show() draws expected vs inferred.
+    (a causal mask where none is wanted) or one that lost its window. This one infers the mask (infer_mask, same
+    arguments) and compares it with `expected` (see expected_mask: a name, a bool mask, or a mask_mod).
+    layers=n: attn is a stack of n such layers, and must see the n-step receptive field of the one-layer mask
+    (receptive_field). The diagonal is never called a leak: every output depends on its own input through the
+    query (infer_mask's limits). report.show() draws expected vs inferred.
     """
     fn, E = as_attn(attn), _embed_dim(attn, embed_dim)
     L = _pattern_args(length, attn_mask, trials, atol, rtol, seed, {"raise_on_fail": raise_on_fail})
