@@ -5,7 +5,9 @@ stay together, so that each of these units goes to one worker whole:
 - a notebook: nbval runs its cells in order in one kernel;
 - every test under tests/browser/: they share one JupyterLab server, one Chromium and one warm kernel;
 - any other test module: its module-scoped fixtures (a trained model, a built venv) are made once.
-Units start in collection order (`--no-loadscope-reorder`): the browser tests, the longest unit, go first.
+Units start in the order below (`--no-loadscope-reorder` keeps it), longest first, so that the short ones fill
+the end evenly: the browser tests, then the chapters from the last (the longest) to the first, then the test
+modules in their usual order.
 (xdist's own `--dist loadgroup` would read `xdist_group` marks, but it renames node ids in a way pytest 9.2
 ignores, so the marks have no effect there.) Without `-n`, none of this is used.
 """
@@ -30,6 +32,20 @@ def unit_of(nodeid: str) -> str:
     """The unit a test belongs to: 'browser' for the browser tests, else its file (a notebook, a test module)."""
     path = nodeid.split("::", 1)[0]
     return "browser" if path.startswith(BROWSER) else path
+
+
+def _rank(nodeid: str) -> tuple[int, str]:
+    unit = unit_of(nodeid)
+    if unit == "browser":
+        return (0, "")
+    if unit.endswith(".ipynb"):
+        return (1, "".join(chr(0x10FFFF - ord(c)) for c in unit))   # the chapters in reverse order
+    return (2, "")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest units first (a stable sort: each unit stays in one piece, in its own order)."""
+    items.sort(key=lambda item: _rank(item.nodeid))
 
 
 @pytest.hookimpl(optionalhook=True)

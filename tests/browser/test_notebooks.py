@@ -268,9 +268,8 @@ def error_outputs(page) -> list[str]:
 
 def summary_and_tables(explorer) -> tuple[str, str | None]:
     """The summary text, and the HTML of the explorer's tables (None if it shows no table)."""
-    summary = explorer.locator(".explorer-summary").inner_text()
-    tables = explorer.locator(".explorer-tables")
-    html = tables.inner_html() if tables.count() else ""
+    summary, html = explorer.evaluate("""box => [box.querySelector('.explorer-summary').innerText,
+                                                 box.querySelector('.explorer-tables')?.innerHTML ?? '']""")
     return summary, html if "<table" in html else None
 
 
