@@ -1,6 +1,6 @@
 """`make test`'s wall time, its slowest tests, and where the time goes. A measurement, not a test.
 
-Run: .venv/bin/python benchmarks/bench_suite.py [--repeats 3] [--jobs 2]
+Run: .venv/bin/python benchmarks/bench_suite.py [--repeats 3] [--jobs 2] [--extra-chapters 3]
      .venv/bin/python benchmarks/bench_suite.py --fresh-clone
 
 Default: in this checkout, with .venv and build/ as they are, run `make test`'s two commands (ruff, then the
@@ -9,6 +9,10 @@ the wall time of each run (ruff included) and the median, pytest's own seconds, 
 last run, and the test seconds summed per unit (the browser tests, each notebook, each other test module), the
 units conftest.py hands to the workers whole. The summed seconds over the wall time says how well the workers
 overlap.
+--extra-chapters N: the suite as it would be with N more chapters. In a temporary copy of this checkout's HEAD
+(with .venv and build/ linked), the last N chapters are copied as new ones, NN+N_<stem>, in both editions, with
+their chapter module and test module (the copies still import the originals' code), and their badge cells are
+made for their own paths; then the suite runs there. A stand-in for chapters 11-13, which are not written yet.
 --fresh-clone: what CI does. Clone this checkout's HEAD into a temporary folder and run `.ci/run` there, which
 builds the venv from scratch and runs `make test`; print its wall time.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -60,6 +65,19 @@ def one_run(jobs: int, junit: Path) -> tuple[float, float, str]:
     return wall, float(found[1]), done.stdout
 
 
+def with_extra_chapters(root: Path, n: int) -> None:
+    """Copy the last n chapters of the checkout at root as n new ones (see the module docstring)."""
+    chapters = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    last = int(chapters[-1].name[:2])
+    for offset, source in enumerate(chapters[-n:], start=1):
+        old, new = source.stem, f"{last + offset:02d}_copy_of_{source.stem[3:]}"
+        for folder in (root / "notebooks", root / "notebooks" / "ja"):
+            shutil.copy(folder / source.name, folder / f"{new}.ipynb")
+        for folder, prefix in ((root / "helpers" / "chapters", "ch"), (root / "tests" / "chapters", "test_ch")):
+            shutil.copy(folder / f"{prefix}{old}.py", folder / f"{prefix}{new}.py")
+    subprocess.run([sys.executable, "-m", "tools.links"], cwd=root, check=True, capture_output=True)
+
+
 def fresh_clone() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         clone = Path(tmp) / "clone"
@@ -78,9 +96,21 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--fresh-clone", action="store_true")
+    parser.add_argument("--extra-chapters", type=int, default=0)
     args = parser.parse_args()
     if args.fresh_clone:
         return fresh_clone()
+    if args.extra_chapters:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "copy"
+            subprocess.run(["git", "clone", "-q", str(ROOT), str(copy)], check=True)
+            for name in (".venv", "build"):
+                (copy / name).symlink_to(ROOT / name)
+            with_extra_chapters(copy, args.extra_chapters)
+            command = [str(ROOT / ".venv" / "bin" / "python"), str(copy / "benchmarks" / "bench_suite.py"),
+                       "--repeats", str(args.repeats), "--jobs", str(args.jobs)]
+            print(f"with {args.extra_chapters} more chapters ({copy.name}):", flush=True)
+            return subprocess.run(command, cwd=copy, env=dict(os.environ, PYTHONPATH=str(copy))).returncode
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.jobs} workers")
     walls, pytest_seconds = [], []
     with tempfile.TemporaryDirectory() as tmp:
