@@ -49,7 +49,7 @@ JOBS ?= 2
 test: $(STAMP)
 	$(BIN)/python tools/dev.py test --no-setup --jobs $(JOBS)
 
-# Unit tests only: no browser, no notebooks, no venv building (tests/test_packaging.py is `slow`).
+# Unit tests only: no browser, no notebooks, nothing `slow` (the packaging venv, every chapter's deck).
 unit: $(STAMP)
 	$(BIN)/python tools/dev.py unit --no-setup --jobs $(JOBS)
 

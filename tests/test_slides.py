@@ -69,6 +69,7 @@ def test_rules_on_a_small_notebook():
     assert "slideshow" not in nb.cells[0].metadata, "tag_cells works on a copy"
 
 
+@pytest.mark.slow   # nbconvert on every chapter: in make test, not in make unit
 @pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
 def test_every_chapter_exports_a_deck(path: Path, tmp_path: Path):
     nb = nbformat.read(path, as_version=4)
