@@ -288,6 +288,28 @@ def _left_pad(t: torch.Tensor, lengths: list[int]) -> torch.Tensor:
     return t.gather(1, source.view(*source.shape, *[1] * (t.dim() - 2)).expand(t.shape))
 
 
+class Trial(NamedTuple):
+    """One randomized trial of a check, as its messages name it."""
+
+    number: int
+    lengths: list[int]
+    side: str          # "right" or "left": where the pads are
+    size: int          # S, the padded length
+
+    def __str__(self) -> str:
+        padded = f"padded to {self.size}" if self.side == "right" else f"left-padded to {self.size}"
+        return f"trial {self.number}: lengths {self.lengths} {padded}"
+
+
+class Difference(NamedTuple):
+    """The worst failing element of a comparison: where it is and by how much it differs."""
+
+    item: int          # the batch item
+    position: int      # the position in the batch as the module saw it
+    diff: float        # |a - b|
+    rel: float         # |a - b| / scale
+
+
 class _Tracker:
     """Keeps the worst differences and the first failure across trials."""
 
@@ -295,12 +317,12 @@ class _Tracker:
         self.check, self.atol, self.rtol, self.trials, self.pooled = check, atol, rtol, trials, pooled
         self.worst, self.worst_rel, self.nonfinite, self.first = 0.0, 0.0, False, None
 
-    def add(self, out: torch.Tensor, ref: torch.Tensor, compared: torch.Tensor, message: str,
-            runs: tuple[str, str], item: int = 0, shift: int = 0) -> None:
+    def add(self, out: torch.Tensor, ref: torch.Tensor, compared: torch.Tensor,
+            describe: Callable[[Difference], str], runs: tuple[str, str], item: int = 0) -> None:
         """out, ref: (n, L, ...) for items item..item+n-1; compared: bool (n, L).
 
-        message: a str.format template using {i} (item), {p} (position), {q} (p - shift), {d} (|difference|)
-        and {r} (relative difference); runs: how out and ref were made, for the "returned NaN" message.
+        describe: the failure in words, from the worst failing element; runs: how out and ref were made, for the
+        "returned NaN" message.
         """
         if not compared.any():
             return
@@ -328,11 +350,9 @@ class _Tracker:
         if failing.any():
             rel = d / scale
             self.worst_rel = max(self.worst_rel, float(rel[failing].max()))
-            worst = d.masked_fill(~failing, -1.0)
-            flat = int(worst.argmax())
-            i, p = divmod(flat // max(1, math.prod(d.shape[2:])), d.shape[1])
-            self._fail(message.format(i=item + i, p=p, q=p - shift, d=float(d.flatten()[flat]),
-                                      r=float(rel.flatten()[flat])))
+            at = torch.unravel_index(d.masked_fill(~failing, -1.0).argmax(), d.shape)   # the worst failing element
+            i, p = int(at[0]), int(at[1])
+            self._fail(describe(Difference(item + i, p, float(d[at]), float(rel[at]))))
 
     def _fail(self, text: str) -> None:
         if self.first is None:
@@ -358,10 +378,6 @@ def _require_deterministic(run: _Runner, x: torch.Tensor, kpm: torch.Tensor, am:
 
 def _sides(padding_side: str) -> tuple[str, ...]:
     return ("right", "left") if padding_side == "both" else (padding_side,)
-
-
-def _padded(side: str, S: int) -> str:
-    return f"padded to {S}" if side == "right" else f"left-padded to {S}"
 
 
 def check_padding_invariance(
@@ -398,7 +414,6 @@ def check_padding_invariance(
     g = torch.Generator().manual_seed(seed)
     name = "padding invariance" + (" (causal)" if causal else "") + (" (pooled)" if pooled else "")
     track = _Tracker(name, atol, rtol, trials, pooled)
-    output = "pooled output" if pooled else "output at real position {p}"
     for trial in range(trials):
         S = int(torch.randint(2, max_len + 1, (), generator=g))
         lengths = [int(torch.randint(1, S, (), generator=g))]  # item 0: at least one pad
@@ -421,10 +436,13 @@ def check_padding_invariance(
                 _require_deterministic(run, xs, kpm, am)
             out = run(xs, kpm, am)
             real = torch.ones(batch_size, 1, dtype=torch.bool) if pooled else ~kpm
-            where = f"trial {trial}: lengths {lengths} {_padded(side, S)}"
+            where = Trial(trial, lengths, side, S)
             junk = torch.where(kpm[..., None], junk_values, xs)
-            track.add(run(junk, kpm, am), out, real,
-                      f"{where}: {what} at the pad positions changed item {{i}}'s {output} by {{d:.2g}}",
+
+            def changed(f: Difference, where: Trial = where, what: str = what) -> str:
+                output = "pooled output" if pooled else f"output at real position {f.position}"
+                return f"{where}: {what} at the pad positions changed item {f.item}'s {output} by {f.diff:.2g}"
+            track.add(run(junk, kpm, am), out, real, changed,
                       (f"{where}: with {what} at the pad positions", f"{where}: in the padded batch"))
             for i, n in enumerate(lengths):
                 if len(alone) <= i:    # the unpadded run is the same for both sides: run it once
@@ -432,14 +450,21 @@ def check_padding_invariance(
                                      causal_mask(n) if causal else None))
                 shift = 0 if side == "right" else S - n
                 if pooled:
-                    placed, at = alone[i], "in its pooled output"
+                    placed = alone[i]
                 else:              # the alone output, written at the item's real positions in the padded batch
                     placed = out[i:i + 1].clone()
                     placed[real[i:i + 1]] = alone[i][0]
-                    at = "at position {p}" if side == "right" else "at real position {p} (position {q} alone)"
-                track.add(placed, out[i:i + 1], real[i:i + 1],
-                          f"{where}: item {i} run alone (unpadded) differs {at} by {{d:.2g}}",
-                          (f"{where}: item {i} run alone (unpadded)", f"{where}: in the padded batch"), i, shift)
+
+                def differs(f: Difference, where: Trial = where, i: int = i, shift: int = shift) -> str:
+                    if pooled:
+                        at = "in its pooled output"
+                    elif where.side == "right":
+                        at = f"at position {f.position}"
+                    else:
+                        at = f"at real position {f.position} (position {f.position - shift} alone)"
+                    return f"{where}: item {i} run alone (unpadded) differs {at} by {f.diff:.2g}"
+                track.add(placed, out[i:i + 1], real[i:i + 1], differs,
+                          (f"{where}: item {i} run alone (unpadded)", f"{where}: in the padded batch"), i)
     return track.report(raise_on_fail, fn)
 
 
@@ -483,10 +508,12 @@ def check_no_future_leak(
             edited = xs.clone()
             edited[:, t + 1:] = new_values
             compared = ~kpm & (torch.arange(S) <= t)
-            where = f"trial {trial}: lengths {lengths} {_padded(side, S)}"
-            track.add(run(edited, kpm, am), run(xs, kpm, am), compared,
-                      f"{where}: new values after position {t} changed item {{i}}'s output at position {{p}} "
-                      "by {d:.2g}",
+            where = Trial(trial, lengths, side, S)
+
+            def leaked(f: Difference, where: Trial = where, t: int = t) -> str:
+                return (f"{where}: new values after position {t} changed item {f.item}'s output at position "
+                        f"{f.position} by {f.diff:.2g}")
+            track.add(run(edited, kpm, am), run(xs, kpm, am), compared, leaked,
                       (f"{where}: with new values after position {t}", f"{where}: in the unedited batch"))
     return track.report(raise_on_fail, fn)
 
