@@ -58,10 +58,15 @@ def bool_mask(value: object, name: str) -> torch.Tensor:
 
 
 def keep_mask(value: object, name: str) -> torch.Tensor:
-    """A keep mask (1 or True = real token, 0 or False = pad): bool, or integers 0 and 1 only."""
+    """Hugging Face's attention_mask: integers 0 and 1 only, 1 = real token (a bool mask is refused: in the
+    helpers' convention True = masked, the opposite)."""
     tensor(value, name)
+    if value.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integers 0/1 (Hugging Face: 1 = real token, 0 = pad), got a bool tensor: "
+                        "a bool mask is True = masked in this series; pass (~mask).long() for such a mask, or "
+                        "mask.long() if True really means a real token")
     if value.dtype.is_floating_point or value.dtype.is_complex:
-        raise TypeError(f"{name} must be bool or integer 0/1 (1 = real token), got dtype {value.dtype}")
+        raise TypeError(f"{name} must hold integers 0/1 (1 = real token), got dtype {value.dtype}")
     if value.dim() < 1:
         raise ValueError(f"{name} must have a length dimension (..., L), got a 0-d tensor")
     if value.dtype != torch.bool and not ((value == 0) | (value == 1)).all():

@@ -212,7 +212,7 @@ def _validate(trials: int, batch_size: int, max_len: int, atol: float, rtol: flo
 
 def position_ids(key_padding_mask: torch.Tensor) -> torch.Tensor:
     """Positions (N, L) counted over real tokens only: the first real token is 0 on either padding side."""
-    return positions_from_mask(~arguments.bool_mask(key_padding_mask, "key_padding_mask"))
+    return positions_from_mask((~arguments.bool_mask(key_padding_mask, "key_padding_mask")).long())
 
 
 def _position_ids_parameter(fn: Attn) -> inspect.Parameter | None:

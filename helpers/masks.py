@@ -2,6 +2,9 @@
 
 Convention used throughout the series (nn.MultiheadAttention's):
 a bool mask is True where attention is NOT allowed (padding, future).
+The one other form is Hugging Face's attention_mask: integers, 1 = real token, 0 = pad. Only the functions that
+read it take it (from_hf_attention_mask, positions_from_mask), and they refuse a bool mask, so that a
+True-is-masked mask is never read the other way round.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ def from_hf_attention_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 
 
 def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Position ids (N, L) counted over real tokens only, from a keep mask (1 or True = real token):
+    """Position ids (N, L) counted over real tokens only, from Hugging Face's attention_mask (1 = real token):
     cumsum(mask) - 1, pads clamped to 0. The first real token is 0 on either padding side."""
     keep = arguments.keep_mask(attention_mask, "attention_mask")
     return (keep.long().cumsum(-1) - 1).clamp(min=0)
