@@ -129,6 +129,11 @@ def test_pip_install_gives_a_core_without_matplotlib(tmp_path):
         assert {"torch", PACKAGE} <= names, names
         extra = names - TORCH_DEPS - {"torch", PACKAGE}
         assert not extra, f"the venv holds more than torch and the package: {sorted(extra)}"
+        where = run(python, "-c", "import importlib.util; print(importlib.util.find_spec('helpers').origin)",
+                    cwd=tmp_path).strip()
+        installed = {p.relative_to(Path(where).parent).as_posix() for p in Path(where).parent.rglob("*.py")}
+        source_files = {p.relative_to(ROOT / "helpers").as_posix() for p in (ROOT / "helpers").rglob("*.py")}
+        assert installed == source_files, f"pyproject.toml's packages leave out {sorted(source_files - installed)}"
         (tmp_path / "core.py").write_text(SCRIPT)
         out = run(python, tmp_path / "core.py", cwd=tmp_path)
     finally:
