@@ -1,9 +1,10 @@
 """Training on a CPU in seconds, the same run after run (chapters 8 and 9).
 
-Two stand-ins for PyTorch functions whose first call imports torch.compile's machinery (dynamo, sympy),
-which takes 2-10 s on a small machine, longer than our trainings:
+Two stand-ins for PyTorch calls that import torch.compile's machinery (dynamo, sympy), which costs about a
+second or more on a small machine, as long as our trainings (benchmarks/bench_optimizer_import.py):
 - deterministic() sets the flag torch.use_deterministic_algorithms(True) sets, without that import;
-- Adam is torch.optim.Adam / AdamW's update on CPU written out, bit for bit (tests/test_training.py).
+- Adam is torch.optim.Adam / AdamW's update on CPU written out, bit for bit (tests/test_training.py): creating a
+  torch.optim optimizer imports it (its constructor, in torch 2.13; not its first step).
 """
 
 from __future__ import annotations
