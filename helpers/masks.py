@@ -129,8 +129,19 @@ def fill_value(fill: Fill, dtype: torch.dtype) -> float:
     return fill
 
 
-def to_additive_mask(mask: torch.Tensor, dtype: torch.dtype = torch.float32, fill: Fill = "min") -> torch.Tensor:
-    """Float mask to add to the scores: 0 where a key is visible, `fill` where it is masked."""
+def to_additive_mask(mask: torch.Tensor, dtype: torch.dtype = torch.float32, fill: Fill | None = None) -> torch.Tensor:
+    """Float mask to add to the scores: 0 where a key is visible, `fill` where it is masked.
+
+    Added, not put in place: a masked score becomes score + fill, so the fill must leave room below it. The
+    default is finfo.min ("min") in float32, float64 and bfloat16, where score + finfo.min rounds back to
+    finfo.min; and -1e4 in float16, whose range is so small that score + finfo.min overflows to -inf once the
+    score is below about -16, and a row with no visible key then turns NaN (chapter 7). Any finite fill that is
+    added leaves such a row's weights as if nothing were masked (softmax(s + c) = softmax(s)), unless c is so
+    large that the scores round away (finfo.min in float32: a uniform row). Adding two masks made with "min"
+    overflows to -inf in every dtype: merge the bool masks first.
+    """
+    if fill is None:
+        fill = -1e4 if dtype == torch.float16 else "min"
     value = fill_value(fill, dtype)
     mask = arguments.bool_mask(mask, "mask")
     return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, value)

@@ -50,7 +50,9 @@ def test_from_hf_attention_mask():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_to_additive_mask_fills(dtype):
     m = torch.tensor([False, True])
-    assert to_additive_mask(m, dtype).tolist() == [0.0, torch.finfo(dtype).min]
+    default = -1e4 if dtype == torch.float16 else torch.finfo(dtype).min   # float16: room to add scores
+    assert to_additive_mask(m, dtype).tolist() == [0.0, default]
+    assert to_additive_mask(m, dtype, fill="min").tolist() == [0.0, torch.finfo(dtype).min]
     assert to_additive_mask(m, dtype, fill="-inf").tolist() == [0.0, float("-inf")]
     assert to_additive_mask(m, dtype).dtype == dtype
 
@@ -88,3 +90,20 @@ def test_fill_value_resolves():
 def test_bad_input_is_named(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_to_additive_masks_default_fill_leaves_room_in_float16():
+    """float16: finfo.min + a score of -50 overflows to -inf, so the default there is -1e4 (finite rows)."""
+    from helpers import to_additive_mask
+
+    mask = torch.tensor([[False, True, True]])
+    scores = torch.tensor([[-30.0, -50.0, -10.0]])
+    for dtype, fill in ((torch.float32, torch.finfo(torch.float32).min), (torch.float16, -1e4)):
+        added = scores.to(dtype) + to_additive_mask(mask, dtype)
+        assert to_additive_mask(mask, dtype)[0, 1].item() == fill and added.isfinite().all()
+        assert torch.softmax(added.float(), -1).tolist() == [[1.0, 0.0, 0.0]]
+    overflow = scores.half() + to_additive_mask(mask, torch.float16, fill="min")
+    assert overflow[0, 1].isneginf()                              # -65504 - 50 is beyond float16
+    dead = torch.ones(1, 3, dtype=torch.bool)                   # no visible key: added, -1e4 hides nothing
+    assert torch.equal(torch.softmax(scores.half() + to_additive_mask(dead, torch.float16), -1).argmax(-1),
+                       torch.softmax(scores, -1).argmax(-1))
