@@ -215,20 +215,17 @@ def position_ids(key_padding_mask: torch.Tensor) -> torch.Tensor:
     return positions_from_mask((~arguments.bool_mask(key_padding_mask, "key_padding_mask")).long())
 
 
-def _position_ids_parameter(fn: Attn) -> inspect.Parameter | None:
-    """attn's parameter named position_ids, if it has one."""
+def _parameters(fn: Attn) -> dict[str, inspect.Parameter]:
+    """attn's parameters by name; empty if it has no signature to read (some builtins)."""
     try:   # a module's own signature is (*args, **kwargs): read its forward's
-        return inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn).parameters.get("position_ids")
-    except (TypeError, ValueError):  # no signature to read (some builtins)
-        return None
+        return dict(inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn).parameters)
+    except (TypeError, ValueError):
+        return {}
 
 
 def _takes_only_kwargs(fn: Attn) -> bool:
     """attn takes **kwargs but no parameter named position_ids (so it gets none: worth a hint on failure)."""
-    try:
-        parameters = inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn).parameters
-    except (TypeError, ValueError):
-        return False
+    parameters = _parameters(fn)
     return "position_ids" not in parameters and any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
@@ -243,7 +240,7 @@ class _Runner:
 
     def __init__(self, fn: Attn, pooled: bool):
         self.fn, self.pooled = fn, pooled
-        parameter = _position_ids_parameter(fn)
+        parameter = _parameters(fn).get("position_ids")
         self.takes_position_ids = parameter is not None
         self.positional = parameter is not None and parameter.kind is parameter.POSITIONAL_ONLY
         self.features: tuple[int, ...] | None = None   # the "..." of (N, L, ...), fixed by the first call

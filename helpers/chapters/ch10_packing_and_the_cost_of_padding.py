@@ -157,7 +157,7 @@ def pack(lengths: Sequence[int]) -> PackedRow:
 
 def document_mask(document: torch.Tensor, causal: bool = True) -> torch.Tensor:
     """Bool (T, T), True = blocked (helpers.masks' convention): another document, or (causal) a later key."""
-    _check_document(document)
+    _integer_vector(document, "document", "document ids")
     arguments.flag(causal, "causal")
     blocked = document[:, None] != document[None, :]
     if causal and document.numel():            # causal_mask(0) refuses an empty mask; an empty document has none
@@ -165,20 +165,16 @@ def document_mask(document: torch.Tensor, causal: bool = True) -> torch.Tensor:
     return blocked
 
 
-def _check_document(document: object) -> torch.Tensor:
-    if not isinstance(document, torch.Tensor) or document.dim() != 1 or document.dtype.is_floating_point \
-            or document.dtype.is_complex or document.dtype == torch.bool:
-        raise TypeError(f"document must be a 1-D integer tensor of document ids, got {document!r}")
-    return document
-
-
-def _check_lengths_tensor(lengths: object) -> torch.Tensor:
-    if not isinstance(lengths, torch.Tensor) or lengths.dim() != 1 or lengths.dtype.is_floating_point \
-            or lengths.dtype.is_complex or lengths.dtype == torch.bool:
-        hint = " (torch.tensor(...) makes one from a list)" if isinstance(lengths, (list, tuple)) else ""
-        raise TypeError(f"lengths must be a 1-D integer tensor, one real length per batch item, got "
-                        f"{type(lengths).__name__}{hint}")
-    return lengths
+def _integer_vector(value: object, name: str, what: str) -> torch.Tensor:
+    """value as a 1-D integer tensor (document ids, lengths), or a TypeError naming `name` and `what`."""
+    if not isinstance(value, torch.Tensor) or value.dim() != 1 or value.dtype.is_floating_point \
+            or value.dtype.is_complex or value.dtype == torch.bool:
+        got = type(value).__name__
+        if isinstance(value, torch.Tensor):
+            got = f"{value.dtype} of shape {tuple(value.shape)}"
+        hint = " (torch.tensor(...) makes one from a list)" if isinstance(value, (list, tuple)) else ""
+        raise TypeError(f"{name} must be a 1-D integer tensor of {what}, got {got}{hint}")
+    return value
 
 
 # --- every mask of the series as a mask_mod (True = may attend) ---
@@ -190,7 +186,7 @@ def causal_mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: to
 
 def padding_mod(lengths: torch.Tensor) -> MaskMod:
     """Batch item b may see its first lengths[b] keys (right padding)."""
-    _check_lengths_tensor(lengths)
+    _integer_vector(lengths, "lengths", "real lengths, one per batch item")
 
     def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
         return kv_idx < lengths[b]
@@ -217,7 +213,7 @@ def sliding_window_mod(width: int) -> MaskMod:
 
 def document_mod(document: torch.Tensor) -> MaskMod:
     """Packing: same document AND causal."""
-    _check_document(document)
+    _integer_vector(document, "document", "document ids")
 
     def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
         return (document[q_idx] == document[kv_idx]) & (q_idx >= kv_idx)
