@@ -39,7 +39,7 @@ lab: $(STAMP)
 	$(BIN)/python tools/dev.py lab --no-setup --edition $(EDITION)
 
 lint: $(STAMP)
-	$(BIN)/ruff check helpers tests notebooks benchmarks tools conftest.py
+	$(BIN)/python tools/dev.py lint --no-setup
 
 # ruff, then one pytest call: unit tests, browser tests and every notebook through nbval, on JOBS workers
 # (pytest-xdist; conftest.py says what stays together). The command itself is in tools/dev.py (test_command),

@@ -2,6 +2,7 @@
 
   setup    create .venv (with the Python running this script), install requirements.txt and helpers/ (editable)
   lab      setup if needed, then JupyterLab on 127.0.0.1 at the repository root, opening your copy of chapter 0
+  lint     setup if needed, then ruff on the code (helpers, tests, notebooks, benchmarks, tools)
   test     setup if needed, then ruff and one pytest call over tests/ and every notebook through nbval, on
            --jobs workers (2 by default; see conftest.py)
   unit     setup if needed, then the tests without a browser, notebooks or venv building
@@ -154,7 +155,7 @@ def unit_command(python: Path, jobs: int = 2) -> list[str | Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("command", choices=["setup", "lab", "test", "unit", "portable", "execute", "slides"])
+    parser.add_argument("command", choices=["setup", "lab", "lint", "test", "unit", "portable", "execute", "slides"])
     parser.add_argument("notebooks", nargs="*", help="for execute: the chapters to re-run (default: all)")
     parser.add_argument("--torch-index", choices=["", "cpu"], default=os.environ.get("TORCH_INDEX", ""))
     parser.add_argument("--no-setup", action="store_true", help="use .venv as it is (make has set it up)")
@@ -167,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "lab":
             lab(python, args.edition)
+        elif args.command == "lint":
+            run(python, "-m", "ruff", "check", *LINTED)
         elif args.command == "test":
             run(python, "-m", "ruff", "check", *LINTED)
             run(*test_command(python, args.jobs))
