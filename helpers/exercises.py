@@ -1,0 +1,70 @@
+"""Exercise checks: a wrong answer prints one short line that names the likely mistake, never the answer.
+
+A chapter's checks live in its module (helpers.chapters.chNN_<stem>), each written as a plain function that
+computes the expected answer from the problem's data and raises `Mistake` with a hint when the answer differs:
+
+    @exercise
+    def check_1(answer, ids):
+        \"\"\"Exercise 1: the book's mask for `ids`, True = real token, shape (N, 1, S).\"\"\"
+        expected = (ids != PAD_ID).unsqueeze(1)
+        if answer.shape != expected.shape:
+            raise Mistake(f"the mask should have shape (N, 1, S) = {tuple(expected.shape)}")
+        ...
+
+In the notebook, `ch01.check_1(answer_1, ids)` prints "Not attempted yet" for None, "Correct!" when the
+check passes, and for a wrong answer only the line "✗ Not yet: <hint>" (IPython shows a `Mistake` without its
+traceback). The hidden solution cell runs `ch01.check_1.solution(..., ids)`, which proves that the check accepts
+the right answer and prints "The hidden solution passes check 1", so that after Run All the learner's own
+result ("Not attempted yet") is not confused with the solution's.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+NOT_ATTEMPTED = "Not attempted yet: write your answer in the cell above, then run this cell again."
+
+
+class Mistake(AssertionError):
+    """A wrong answer, with a hint. In IPython and Jupyter it shows as one line, without a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython prints instead of a traceback (IPython looks for this method on any exception)."""
+        return [f"\x1b[31m✗ Not yet: {self}\x1b[0m"]
+
+
+class Check:
+    """An exercise check: call it on the learner's answer; `.solution(answer, ...)` on the hidden solution."""
+
+    def __init__(self, check: Callable[..., None]) -> None:
+        if not callable(check):
+            raise TypeError(f"check must be a function, got {type(check).__name__}")
+        functools.update_wrapper(self, check)
+        self._check = check
+        name = check.__name__
+        self.number = name.rsplit("_", 1)[-1] if name.startswith("check_") else name
+
+    def __call__(self, answer: Any, *data: Any, **options: Any) -> None:
+        """Check the learner's answer: None -> "Not attempted yet"; right -> "Correct!"; wrong -> raises Mistake."""
+        if answer is None:
+            print(NOT_ATTEMPTED)
+            return
+        self._check(answer, *data, **options)
+        print("Correct!")
+
+    def solution(self, answer: Any, *data: Any, **options: Any) -> None:
+        """Run the hidden solution through the same check; a failure here is a bug in the chapter, not the learner's."""
+        if answer is None:
+            raise ValueError(f"check {self.number}: the solution must be an answer, got None")
+        self._check(answer, *data, **options)
+        print(f"The hidden solution passes check {self.number}.")
+
+    def __repr__(self) -> str:
+        return f"<exercise check {self.number}>"
+
+
+def exercise(check: Callable[..., None]) -> Check:
+    """Decorator: turn `check(answer, *data)`, which raises Mistake for a wrong answer, into an exercise Check."""
+    return Check(check)
