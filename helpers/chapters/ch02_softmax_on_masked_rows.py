@@ -62,7 +62,7 @@ def softmax_explorer() -> Explorer:
     label = {"style": {"description_width": "initial"}}          # each label as wide as its text, beside its control
     controls = {
         "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads", **label,
-                                    layout=widgets.Layout(width="14em")),
+                                    layout=widgets.Layout(width="18em")),
         "fill": widgets.Dropdown(options=list(FILLS), value="-1e9", description="fill", **label,
                                  layout=widgets.Layout(width="11em")),
         "dtype": widgets.Dropdown(options=list(DTYPES), value="float32", description="dtype", **label,
