@@ -1,12 +1,17 @@
-"""Chapter 2's explorer: softmax on masked rows, for a fill value, a dtype and a choice for the pad rows."""
+"""Chapter 2's code: its explorer (softmax on masked rows, for a fill value, a dtype and a choice for the pad rows)
+and its exercise checks."""
 
 from __future__ import annotations
 
+import numbers
+
 import ipywidgets as widgets
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
-from helpers import toy
+from helpers import arguments, toy
 from helpers.attention import attention_steps
+from helpers.exercises import Mistake, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
 
 FILLS = {"-1e9": -1e9, "-1e4": -1e4, "finfo.min": "min", "-inf": "-inf"}  # label -> attention_steps fill
@@ -25,11 +30,12 @@ def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", ma
     q, k, v = (t.to(DTYPES[dtype]) for t in (q, k, v))
     pad = toy.is_pad(tokens)
     pad_rows = pad[:, None] if mask_pad_rows else None
-    try:
-        steps = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=pad_rows, fill=FILLS[fill])
-    except ValueError as error:  # e.g. -1e9 in float16: masked_fill itself raises an overflow error there
-        raise ValueError(f"{error}. In PyTorch, masked_fill(-1e9) on a float16 tensor raises an overflow error.") \
-            from None
+    lowest = torch.finfo(DTYPES[dtype]).min
+    if isinstance(FILLS[fill], float) and FILLS[fill] < lowest:   # -1e9 in float16: masked_fill raises there
+        raise ValueError(f"fill {fill} does not fit in {dtype} (its most negative number, finfo.min, is {lowest:g}): "
+                         f"choose fill finfo.min. In PyTorch, masked_fill({fill}) on a {dtype} tensor raises an "
+                         "overflow error.")
+    steps = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=pad_rows, fill=FILLS[fill])
     hidden = pad[None, :] | (pad[:, None] if mask_pad_rows else False)
     nan_rows = bool(steps.weights.isnan().any())
     panels = (Panel(steps.masked_scores, tokens, tokens, title=f"scores, {dtype}, fill {fill}", masked=hidden),
@@ -53,13 +59,149 @@ def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", ma
 
 def softmax_explorer() -> Explorer:
     """Pads, fill value, dtype and pad-row masking -> the masked scores and the weights, live."""
+    label = {"style": {"description_width": "initial"}}          # each label as wide as its text, beside its control
     controls = {
-        "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads"),
-        "fill": widgets.Dropdown(options=list(FILLS), value="-1e9", description="fill"),
-        "dtype": widgets.Dropdown(options=list(DTYPES), value="float32", description="dtype"),
-        "mask_pad_rows": widgets.Checkbox(value=False, description="mask pad rows too"),
+        "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads", **label,
+                                    layout=widgets.Layout(width="18em")),
+        "fill": widgets.Dropdown(options=list(FILLS), value="-1e9", description="fill", **label,
+                                 layout=widgets.Layout(width="11em")),
+        "dtype": widgets.Dropdown(options=list(DTYPES), value="float32", description="dtype", **label,
+                                  layout=widgets.Layout(width="11em")),
+        "mask_pad_rows": widgets.Checkbox(value=False, description="mask pad rows too", indent=False, **label,
+                                          layout=widgets.Layout(width="auto")),
     }
+    for control in controls.values():                                 # the same gap between every two controls
+        control.layout.margin = "2px 1.5em 2px 0"
     return explorer(controls, softmax_view)
 
 
 EXPLORERS = (softmax_explorer,)
+
+
+# --- the exercise checks ---
+
+SOFTMAX_OPS = {"_softmax", "_log_softmax", "_safe_softmax", "_masked_softmax", "softmax", "log_softmax"}
+
+
+class _NoSoftmax(TorchDispatchMode):
+    """Refuse every softmax kernel, however it is reached (torch.softmax, F.softmax, Tensor.softmax, nn.Softmax,
+    torch._softmax, torch.ops.aten._softmax, log_softmax, SDPA...): all of them end in one of SOFTMAX_OPS."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # torch's signature
+        if func.overloadpacket.__name__ in SOFTMAX_OPS:
+            raise Mistake("by hand, please: the task forbids torch.softmax and every other softmax "
+                          f"(your function called {func.overloadpacket.__name__})")
+        return func(*args, **(kwargs or {}))
+
+
+def _by_hand(fn: object, row: torch.Tensor) -> torch.Tensor:
+    """fn(row), run with every softmax kernel switched off."""
+    with _NoSoftmax():
+        return fn(row)
+
+
+@exercise
+def check_1(answer: object, row: torch.Tensor) -> None:
+    """Exercise 1: `answer` is a function softmax_by_hand(row) for a 1-D row; tried on `row` and on a row of large
+    scores (exp(1000) overflows unless the row max is subtracted first)."""
+    row = arguments.floating(row, "row")
+    if not callable(answer):
+        raise Mistake("answer with a function: def softmax_by_hand(row): ..., then softmax_by_hand = that function")
+    rows = [row, torch.tensor([1000.0, 998.0, -1e9, 999.0, -1e9], dtype=row.dtype)]
+    for r in rows:
+        got = _by_hand(answer, r.clone())
+        want = torch.softmax(r, -1)
+        if not isinstance(got, torch.Tensor) or got.shape != r.shape:
+            shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+            raise Mistake(f"return a tensor shaped like the row, {tuple(r.shape)}; got {shape}")
+        if got.dtype != r.dtype:
+            raise Mistake(f"keep the row's dtype ({r.dtype}); got {got.dtype}")
+        if got.isnan().any():
+            raise Mistake("NaN for a row with large scores: exp(1000) overflows to inf, and inf / inf is NaN. "
+                          "Shift the row first (step 2)")
+        sigmoid_model = torch.sigmoid(r) / torch.sigmoid(r).sum()
+        if torch.allclose(got, sigmoid_model, atol=1e-6, rtol=0) and not torch.allclose(got, want, atol=1e-6, rtol=0):
+            raise Mistake("that is the author's sigmoid model (step 9), not softmax: use exp")
+        if torch.allclose(got.exp(), want, atol=1e-6, rtol=0):
+            raise Mistake("those are log-weights (a log-softmax): return the weights themselves")
+        if not torch.allclose(got.sum(), torch.ones((), dtype=r.dtype), atol=1e-5):
+            raise Mistake("the weights do not sum to 1: divide each exp by the sum of the row's exps")
+        if not torch.allclose(got, want, atol=1e-4, rtol=0):       # 1e-4: float32 rounding of other recipes
+            raise Mistake("the weights sum to 1 but are not softmax's: subtract the same number, the row's max, "
+                          "from every cell, then exp, then divide")
+        if not (got[r == -1e9] == 0).all():
+            raise Mistake("the masked cells (-1e9) must get exactly 0.0: add nothing to the exps or their sum")
+
+
+@exercise
+def check_2(answer: object, tokens: list[str]) -> None:
+    """Exercise 2: the weight of every cell of a pad row of `tokens`, pad rows masked too with -1e9."""
+    ids, _, q, k, v = toy.qkv(tokens)
+    pad = ids == toy.PAD_ID
+    weights = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=pad.unsqueeze(2)).weights[0]
+    rows = weights[pad[0]]
+    if not (rows == rows[0, 0]).all():
+        raise AssertionError("chapter 2's check 2: the masked pad rows should be uniform")  # a bug here, not yours
+    expected, n_real, n_pads = rows[0, 0].item(), int((~pad).sum()), int(pad.sum())
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        raise Mistake("give one number, e.g. answer_2 = 0.7")
+    answer = float(answer)
+    if answer != answer:
+        raise Mistake("NaN comes from a row of -inf (step 10); this row is filled with -1e9, a finite number")
+    if abs(answer - expected) < 1e-6:
+        return
+    if answer == 0:
+        raise Mistake("a softmax row always sums to 1, so its cells cannot all be 0")
+    if abs(answer - 1 / n_real) < 1e-6:
+        raise Mistake("that shares the row among the real words only; but a masked pad row hides the words' "
+                      "cells too: which cells does it have, and how do they differ?")
+    if abs(answer - 1 / n_pads) < 1e-6:
+        raise Mistake("that shares the row among the pad keys only; the words' cells are filled with -1e9 too")
+    raise Mistake("every cell of a masked pad row holds the same number: what does softmax make of a constant row "
+                  "(step 8)?")
+
+
+FLOAT16_ROWS = {  # real float16 scores (then two masked keys) on which a fixed fill fails, and the hint for each
+    "about -20000": ([-20000.0, -20005.0, -20010.0],
+                     "in a row whose real scores are about -20000, the masked keys kept a weight: a fixed number "
+                     "works only while every real score stays far above it"),
+    "about -60000": ([-60000.0, -60010.0, -60020.0],
+                     "in a row whose real scores are about -60000 (still float16 numbers), the masked keys kept a "
+                     "weight: the fill must sit below every score float16 can hold"),
+}
+
+
+@exercise
+def check_3(answer: object, row: torch.Tensor, key_is_pad: torch.Tensor) -> None:
+    """Exercise 3: a float16 fill value that masked_fill accepts, that gives masked keys exactly 0 in any real
+    float16 row (`row` with the pad keys `key_is_pad`, and rows of very negative scores), and that keeps a fully
+    masked row finite."""
+    row = arguments.floating(row, "row")
+    key_is_pad = arguments.bool_mask(key_is_pad, "key_is_pad")
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        raise Mistake("give one number (a Python float), the fill value itself")
+    answer = float(answer)
+    if answer != answer:
+        raise Mistake("NaN is no fill: every row it touches becomes NaN")
+    try:
+        filled = row.half().masked_fill(key_is_pad, answer)
+    except RuntimeError:
+        raise Mistake(f"masked_fill refuses {answer:g} in float16: that number lies outside float16's range "
+                      "(step 11)") from None
+    if answer >= 0:
+        raise Mistake("a fill must be very negative, far below every real score")
+    full_row = torch.full((5,), answer, dtype=torch.float16)
+    if torch.softmax(full_row, -1).isnan().any():
+        raise Mistake("a fully masked row became NaN: -inf - (-inf) is NaN (step 10); pick a finite number")
+    if not (torch.softmax(filled, -1)[key_is_pad] == 0).all():
+        raise Mistake("in the exercise's row the masked keys kept a weight: the fill is not far enough below its "
+                      "scores (step 3)")
+    for scores, hint in FLOAT16_ROWS.values():
+        hard = torch.tensor([*scores, 0.0, 0.0], dtype=torch.float16)
+        masked = torch.tensor([False, False, False, True, True])
+        if not (torch.softmax(hard.masked_fill(masked, answer), -1)[masked] == 0).all():
+            raise Mistake(hint)

@@ -1,4 +1,5 @@
-"""Chapter 3: two attention layers on the running toy, and an explorer: does junk in the pad rows reach a real token?
+"""Chapter 3: two attention layers on the running toy, an explorer (does junk in the pad rows reach a real token?)
+and the exercise checks.
 
 attention_layer, layer2_params and POLICIES (how a layer treats the pad query rows) are the model; the
 explorer puts junk in the pad rows between the two layers and compares with the book's layers without junk.
@@ -8,12 +9,15 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
 import torch
+import torch.nn.functional as F
 
-from helpers import toy
+from helpers import arguments, toy
 from helpers.attention import attention_steps
+from helpers.exercises import Mistake, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
 
 # --- two layers, and what a layer does with the pad query rows ---
@@ -88,7 +92,10 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
     h2_junk, w2_junk = attention_layer(h1_junk, W2, pad, policy)
     diff = (h2_junk - reference).abs()[0]
 
-    panels = (Panel(w2_junk[0], tokens, tokens, masked=pad[0],
+    hidden = pad[0].expand(len(tokens), len(tokens))                  # hatched = masked before softmax:
+    if policy in ("uniform", "-inf"):                                  # the pad key columns, and under these
+        hidden = hidden | pad[0].unsqueeze(1)                          # two policies the pad query rows too
+    panels = (Panel(w2_junk[0], tokens, tokens, masked=hidden,
                     title="layer 2 weights" + ("" if junk == "none" else f", pad rows = {junk}")),
               Panel(diff, tokens, ["d0", "d1", "d2", "d3"], fmt=".2g", title="|output - book's, no junk|",
                     xlabel="feature", ylabel=""))
@@ -101,7 +108,9 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
         text += ". The -inf pad rows are NaN after layer 1, and in layer 2 a NaN value weighted 0 gives 0 x NaN = NaN"
     elif math.isnan(real_diff):
         text += ". NaN reached the real rows: a pad value weighted 0 gives 0 x NaN = NaN"
-    return View(panels, text)
+    caption = ("hatched: masked before softmax" + ("    (the pad rows are zeroed after softmax, not masked)"
+                                                   if policy == "zero" else ""))
+    return View(panels, text, caption=caption)
 
 
 def pad_rows_explorer() -> Explorer:
@@ -116,3 +125,138 @@ def pad_rows_explorer() -> Explorer:
 
 
 EXPLORERS = (pad_rows_explorer,)
+
+
+# --- the exercise checks ---
+
+
+def _layer_output(answer: object, shape: tuple[int, ...]) -> torch.Tensor:
+    """The learner's layer output, or a Mistake that names what was stored instead."""
+    if isinstance(answer, tuple | list) and len(answer) == 2 and isinstance(answer[0], torch.Tensor):
+        raise Mistake("attention_layer returns (output, weights): store the output only, e.g. answer, _ = ...")
+    if not isinstance(answer, torch.Tensor) or tuple(answer.shape) != shape:
+        got = tuple(answer.shape) if isinstance(answer, torch.Tensor) else type(answer).__name__
+        raise Mistake(f"store layer 2's output, shape {shape}; got {got}")
+    return answer
+
+
+@exercise
+def check_1(answer: object, h1: torch.Tensor, W2: Sequence[torch.Tensor], pad: torch.Tensor) -> None:
+    """Exercise 1: layer 2's output for a copy of `h1` whose pad rows are zeros (the book's policy, key mask `pad`)."""
+    h1 = arguments.floating(h1, "h1")
+    pad = arguments.bool_mask(pad, "pad")
+    rows = pad.unsqueeze(-1)
+    zeroed = torch.where(rows, torch.zeros_like(h1), h1)
+    expected = attention_layer(zeroed, W2, pad)[0]
+    answer = _layer_output(answer, tuple(expected.shape))
+
+    def same(other: torch.Tensor) -> bool:
+        return torch.allclose(answer, other, atol=1e-6, rtol=0)
+
+    if same(expected):
+        return
+    if same(zeroed):
+        raise Mistake("that is layer 2's input, h1 with zeroed pad rows: run the layer on it")
+    if same(attention_layer(h1, W2, pad)[0]):
+        raise Mistake("that is layer 2 on the original h1: set the pad rows of the copy to zero first")
+    if same(attention_layer(h1 * 0, W2, pad)[0]):
+        raise Mistake("that zeroes every row of h1, the real ones too: zero only the pad rows (pad marks them)")
+    if same(attention_layer(zeroed, toy.params()[1:], pad)[0]):
+        raise Mistake("that used layer 1's weights W1: layer 2 has its own, W2")
+    if same(attention_layer(zeroed, W2, torch.zeros_like(pad))[0]):
+        raise Mistake("the real rows changed: layer 2 must still get the key mask pad")
+    if same(attention_steps(zeroed @ W2[0], zeroed @ W2[1], zeroed @ W2[2], key_padding_mask=pad).output):
+        raise Mistake("that is the attention output alone: attention_layer adds it to its input (the residual)")
+    if not torch.allclose(answer[~pad], expected[~pad], atol=1e-6, rtol=0):
+        raise Mistake("the real rows differ from the book's layer 2: run attention_layer(copy, W2, pad)")
+    raise Mistake("the real rows are right, but the pad rows are not layer 2's output for zeroed pad rows")
+
+
+@exercise
+def check_2(answer: object) -> None:
+    """Exercise 2: `answer` is masked_max(h, pad), max pooling over the real positions; tried on a seeded batch
+    in which the pads are junk and one sentence has a single real token whose features are all negative."""
+    if not callable(answer):
+        raise Mistake("answer with a function: def masked_max(h, pad): ..., then masked_max = that function")
+    g = torch.Generator().manual_seed(0)
+    h = torch.randn(2, 5, 4, generator=g)
+    h[1, 0] = -h[1, 0].abs() - 0.1                               # sentence 2's one real token: all features < 0
+    h[0, 1, 0] = 100.0                                # above any junk: all positions' max != the pads' max
+    pad = torch.tensor([[False, False, False, True, True], [False, True, True, True, True]])
+    h = torch.where(pad.unsqueeze(-1), torch.randn(2, 5, 4, generator=g) * 10, h)   # junk at the pads
+    expected = torch.stack([h[0, :3].max(0).values, h[1, 0]])
+    try:
+        got = answer(h.clone(), pad.clone())
+    except RuntimeError as error:
+        if "must match" in str(error) or "broadcast" in str(error):
+            raise Mistake(f"shapes do not fit ({error}); pad is (N, S) and h is (N, S, E): give the mask a "
+                          "feature dimension") from None
+        raise
+    if isinstance(got, tuple) and hasattr(got, "values"):
+        raise Mistake(".max(dim) returns (values, indices): return the values")
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, 4):
+        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        raise Mistake(f"the result should have shape (N, E) = (2, 4), one value per sentence and feature; got {shape}")
+    if torch.equal(got, expected):
+        return
+    if torch.equal(got, h.max(1).values):
+        raise Mistake("that is the max over every position: the pads took part")
+    if torch.equal(got, h.masked_fill(~pad.unsqueeze(-1), float("-inf")).max(1).values):
+        raise Mistake("that is the max over the pad positions: pad is True at the pads, not at the real tokens")
+    if torch.equal(got[0], expected[0]) and (got[1] == 0).any():
+        raise Mistake("sentence 2's features are all negative, and a pad filled with 0 won the max: fill the pads "
+                      "with a value that no real number can be below")
+    raise Mistake("not the largest value among each sentence's real tokens: check sentence 2, which has one real "
+                  "token")
+
+
+def _leaky_heads(x: torch.Tensor, x_junk: torch.Tensor, pad: torch.Tensor, params: Sequence[torch.Tensor],
+                 heads: dict[str, Callable[..., torch.Tensor]]) -> set[str]:
+    """The heads whose parameter gradients change when the pad embeddings are junk (x_junk instead of x)."""
+    def grads(x_in: torch.Tensor, head: Callable[..., torch.Tensor]) -> list[torch.Tensor]:
+        p = [w.detach().clone().requires_grad_() for w in params]
+        h, _ = attention_layer(x_in, p[:3], pad)
+        h, _ = attention_layer(h, p[3:6], pad)
+        head(h, p[6]).backward()
+        return [w.grad for w in p]
+
+    return {name for name, head in heads.items()
+            if any(not torch.equal(a, b) for a, b in zip(grads(x, head), grads(x_junk, head), strict=True))}
+
+
+HEAD_HINTS = {  # letter -> the hint when the learner got that head wrong (left it out, or put it in)
+    "a": "look again at (a): which token sits at the last position of 犬 猫 鳥 <pad> <pad>?",
+    "b": "look again at (b): it reads 鳥, a real token; can anything from a pad reach a real row through the "
+         "key mask (step 3)?",
+    "c": "look again at (c): it divides by the right count, but what does h.sum(1) add up?",
+    "d": "look again at (d): without ignore_index, what does the loss ask of the pad positions?",
+}
+
+
+@exercise
+def check_3(answer: object, x: torch.Tensor, x_junk: torch.Tensor, pad: torch.Tensor,
+            params: Sequence[torch.Tensor], label: torch.Tensor, targets: torch.Tensor) -> None:
+    """Exercise 3: the set of heads (a-d) whose parameter gradients change with junk at the pads.
+
+    params: W_q, W_k, W_v of layer 1, then of layer 2, then the head's W_out (4, 3); label (N,) for the
+    sentence heads; targets (N, S) for the token loss, with -100 at the pads."""
+    pad = arguments.bool_mask(pad, "pad")
+    real = ~pad
+    pad_targets = targets.masked_fill(pad, toy.PAD_ID).flatten()          # (d): the pads' targets are pad_id
+    heads = {"a": lambda h, W_out: F.cross_entropy(h[:, -1] @ W_out, label),
+             "b": lambda h, W_out: F.cross_entropy(h[:, 2] @ W_out, label),
+             "c": lambda h, W_out: F.cross_entropy((h.sum(1) / real.sum(1, keepdim=True)) @ W_out, label),
+             "d": lambda h, W_out: F.cross_entropy((h @ W_out).flatten(0, 1), pad_targets)}
+    leaky = _leaky_heads(x, x_junk, pad, params, heads)
+    if isinstance(answer, str):
+        answer = [c for c in answer.lower() if c.isalpha()]
+    if isinstance(answer, dict) or not isinstance(answer, set | frozenset | list | tuple):
+        raise Mistake('give a set of letters, e.g. {"a"} (or set() for none)')
+    letters = {str(a).strip().lower() for a in answer}
+    unknown = letters - set(heads)
+    if unknown:
+        raise Mistake(f"the heads are a, b, c and d; got {sorted(unknown)}")
+    wrong = sorted(letters ^ leaky)
+    if wrong:
+        more = f" (and {len(wrong) - 1} more letter(s) to rethink)" if len(wrong) > 1 else ""
+        raise Mistake(HEAD_HINTS[wrong[0]] + more)

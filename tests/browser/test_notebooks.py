@@ -77,7 +77,8 @@ EXPECTED: dict[str, list[Move]] = {
              "the pad keys weight 0; pad rows are NaN on purpose"),
         Move("fill", kind="dropdown", option="-1e9", after="every weight 0.2000"),
         Move("dtype", kind="dropdown", option="float16", refused=True,
-             after=REFUSED + "fill=-1e+09 does not fit in torch.float16"),
+             after=REFUSED + "fill -1e9 does not fit in float16 (its most negative number, finfo.min, is -65504): "
+             "choose fill finfo.min"),
         Move("fill", kind="dropdown", option="finfo.min", after="float16, fill finfo.min, 2 pad(s), pad rows masked: "
              "real rows give the pad keys weight 0; pad rows: every weight 0.2000"),
     ],

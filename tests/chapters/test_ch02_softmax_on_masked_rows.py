@@ -1,8 +1,12 @@
 """Chapter 2's explorer (helpers.chapters.ch02_softmax_on_masked_rows): softmax on masked rows."""
 
 import pytest
+import torch
+import torch.nn.functional as F
 
+from helpers import toy
 from helpers.chapters import ch02_softmax_on_masked_rows as ch02
+from helpers.exercises import Mistake
 
 
 def test_softmax_view_book_settings():
@@ -36,7 +40,7 @@ def test_softmax_no_pads():
     ("kwargs", "message"),
     [
         ({"n_pads": 5}, "every token is <pad>"),
-        ({"fill": "-1e9", "dtype": "float16"}, "does not fit in torch.float16.*overflow error"),
+        ({"fill": "-1e9", "dtype": "float16"}, "fill -1e9 does not fit in float16.*choose fill finfo.min.*overflow"),
         ({"fill": "-1e99"}, "fill must be one of"),
         ({"dtype": "float64"}, "dtype one of"),
     ],
@@ -52,8 +56,80 @@ def test_softmax_explorer_updates_and_reports_errors():
     box.controls["mask_pad_rows"].value = True
     assert "every weight 0.2000" in box.summary.value
     box.controls["dtype"].value = "float16"
-    assert box.summary.value.startswith("<b>Not possible:</b> fill=-1e+09 does not fit in torch.float16")
+    assert box.summary.value.startswith("<b>Not possible:</b> fill -1e9 does not fit in float16")
+    assert "choose fill finfo.min" in box.summary.value and "finfo.min" in box.controls["fill"].options
     box.controls["fill"].value = "finfo.min"
     assert box.summary.value.startswith("float16, fill finfo.min, 2 pad(s), pad rows masked")
     box.controls["fill"].value = "-inf"
     assert "NaN on purpose" in box.summary.value
+
+
+def test_explorer_labels_sit_beside_their_controls():
+    box = ch02.softmax_explorer()
+    for control in box.controls.values():
+        assert control.style.description_width == "initial"
+    assert box.controls["mask_pad_rows"].indent is False
+
+
+ROW = torch.tensor([2.0, -1e9, 0.5, -1e9, -1e9])                     # exercise 1's row
+
+
+def by_hand(row):
+    shifted = row - row.max()
+    return torch.exp(shifted) / torch.exp(shifted).sum()
+
+
+def test_check_1_accepts_softmax_by_hand_and_names_each_mistake():
+    ch02.check_1.solution(by_hand, ROW)
+    ch02.check_1.solution(lambda row: torch.exp(row - torch.logsumexp(row, -1)), ROW)   # by hand, another way
+    wrong = {
+        "answer with a function": by_hand(ROW),
+        "by hand, please.*_softmax": lambda row: torch.softmax(row, -1),
+        "by hand, please.*called _softmax": lambda row: torch._softmax(row, -1, False),
+        "by hand, please.* _softmax": lambda row: torch.ops.aten._softmax(row, -1, False),
+        "by hand, please.*_log_softmax": lambda row: row.log_softmax(-1).exp(),
+        "by hand, please.*_safe_softmax": lambda row: F.scaled_dot_product_attention(
+            torch.ones(1, 1, 1), torch.ones(1, 5, 1), torch.eye(5)[None], attn_mask=row[None, None])[0, 0],
+        "NaN for a row with large scores": lambda row: torch.exp(row) / torch.exp(row).sum(),
+        "sum to 1": lambda row: torch.exp(row - row.max()),
+        "sigmoid model": lambda row: torch.sigmoid(row) / torch.sigmoid(row).sum(),
+        "log-weights": lambda row: (row - row.max()) - torch.exp(row - row.max()).sum().log(),
+        "shaped like the row": lambda row: by_hand(row).tolist(),
+        "dtype": lambda row: by_hand(row.double()),
+        "exactly 0.0": lambda row: (torch.exp(row - row.max()) + 1e-9) / (torch.exp(row - row.max()) + 1e-9).sum(),
+        "not softmax's": lambda row: torch.ones_like(row) / row.numel(),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch02.check_1(answer, ROW)
+
+
+def test_check_2_accepts_one_fifth_and_names_each_mistake():
+    tokens = toy.tokens(n_pads=3)
+    ch02.check_2.solution(0.2, tokens)
+    ch02.check_2.solution(torch.tensor(0.2), tokens)
+    for hint, answer in {"one number": "0.2", "cannot all be 0": 0, "real words only": 0.5,
+                         "pad keys only": 1 / 3, "from a row of -inf": float("nan"),
+                         "constant row": 0.25}.items():
+        with pytest.raises(Mistake, match=hint):
+            ch02.check_2(answer, tokens)
+
+
+def test_check_3_accepts_finfo_min_and_rejects_fragile_fills():
+    ids, _, q, k, _ = toy.qkv(toy.tokens(n_pads=2))
+    row, key_is_pad = (q @ k.transpose(-2, -1) / 2)[0, 0], (ids == toy.PAD_ID)[0]   # the 犬 row, unmasked
+    ch02.check_3.solution(torch.finfo(torch.float16).min, row, key_is_pad)
+    wrong = {
+        "one number": "min",
+        "NaN is no fill": float("nan"),
+        "masked_fill refuses": -1e9,
+        "very negative": 5.0,
+        "fully masked row became NaN": float("-inf"),
+        "exercise's row": -5.0,
+    }
+    for fragile in (-17.0, -20.0, -100.0, -1e4):                      # pass the 犬 row (max 0.18), fail below it
+        wrong[f"about -20000.*works only while|{fragile}"] = fragile
+    wrong["about -60000"] = -3e4
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint.split("|")[0]):
+            ch02.check_3(answer, row, key_is_pad)

@@ -5,6 +5,7 @@ import torch
 
 from helpers import toy
 from helpers.chapters import ch03_does_the_pad_row_matter as ch03
+from helpers.exercises import Mistake
 
 TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]
 
@@ -62,3 +63,85 @@ def test_pad_rows_explorer_updates_and_reports_errors():
     assert box.summary.value.startswith("<b>Not possible:</b> every token is &lt;pad&gt;")
     box.controls["n_pads"].value = 0
     assert box.summary.value == "policy uniform, junk NaN, 0 pad(s): real rows max |change| = 0"
+
+
+def test_explorer_hatches_the_pad_rows_exactly_where_they_are_masked():
+    for policy, hatched in {"leave": 10, "uniform": 16, "-inf": 16, "zero": 10}.items():
+        view = ch03.pad_rows_view(policy, "none")
+        assert int(view.panels[0].masked.sum()) == hatched
+        assert view.caption.startswith("hatched: masked before softmax")
+    assert "zeroed after softmax, not masked" in ch03.pad_rows_view("zero", "none").caption
+
+
+def _chapter_data():
+    ids, x, *_ = toy.qkv(TOKENS)
+    _, *W1 = toy.params()
+    pad = ids == toy.PAD_ID
+    W2 = ch03.layer2_params()
+    return x, W1, W2, pad
+
+
+def test_check_1_accepts_layer_2_on_zeroed_pads_and_names_each_mistake():
+    x, W1, W2, pad = _chapter_data()
+    h1, _ = ch03.attention_layer(x, W1, pad)
+    zeroed = torch.where(pad.unsqueeze(-1), 0.0, h1)
+    right = ch03.attention_layer(zeroed, W2, pad)
+    ch03.check_1.solution(right[0], h1, W2, pad)
+    wrong = {
+        "store the output only": right,
+        "shape \\(1, 5, 4\\)": right[0][0],
+        "layer 2's input": zeroed,
+        "original h1": ch03.attention_layer(h1, W2, pad)[0],
+        "zeroes every row": ch03.attention_layer(h1 * 0, W2, pad)[0],
+        "layer 1's weights": ch03.attention_layer(zeroed, W1, pad)[0],
+        "key mask": ch03.attention_layer(zeroed, W2, torch.zeros_like(pad))[0],
+        "residual": right[0] - zeroed,
+        "pad rows are not": ch03.attention_layer(zeroed, W2, pad, "uniform")[0],
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch03.check_1(answer, h1, W2, pad)
+
+
+def masked_max(h, pad):
+    return h.masked_fill(pad.unsqueeze(-1), float("-inf")).max(1).values
+
+
+def test_check_2_accepts_masked_max_and_names_each_mistake():
+    ch03.check_2.solution(masked_max)
+    ch03.check_2.solution(lambda h, pad: torch.where(pad.unsqueeze(-1), torch.finfo(h.dtype).min, h).amax(1))
+    wrong = {
+        "answer with a function": masked_max(torch.zeros(1, 2, 3), torch.zeros(1, 2, dtype=torch.bool)),
+        "every position": lambda h, pad: h.max(1).values,
+        "over the pad positions": lambda h, pad: h.masked_fill(~pad.unsqueeze(-1), float("-inf")).max(1).values,
+        "filled with 0 won": lambda h, pad: h.masked_fill(pad.unsqueeze(-1), 0.0).max(1).values,
+        "feature dimension": lambda h, pad: h.masked_fill(pad, float("-inf")).max(1).values,
+        "values, indices": lambda h, pad: h.masked_fill(pad.unsqueeze(-1), float("-inf")).max(1),
+        "shape \\(N, E\\)": lambda h, pad: h.masked_fill(pad.unsqueeze(-1), float("-inf")).max(2).values,
+        "largest value": lambda h, pad: (h * ~pad.unsqueeze(-1)).sum(1) / (~pad).sum(1, keepdim=True),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch03.check_2(answer)
+
+
+def test_check_3_accepts_the_leaky_heads_and_names_each_mistake():
+    x, W1, W2, pad = _chapter_data()
+    W_head = torch.randn(4, 3, generator=torch.Generator().manual_seed(5))
+    label, targets = torch.tensor([1]), torch.tensor([[0, 2, 1, -100, -100]])
+    x_junk = torch.where(pad.unsqueeze(-1), torch.randn(1, 5, 4, generator=torch.Generator().manual_seed(1)) * 100, x)
+    data = (x, x_junk, pad, [*W1, *W2, W_head], label, targets)
+    ch03.check_3.solution({"a", "c", "d"}, *data)
+    ch03.check_3.solution(["A", "c", "d"], *data)
+    wrong = {
+        "set of letters": 3,
+        "the heads are a, b, c and d": {"a", "c", "d", "e"},
+        "\\(a\\): which token sits at the last position": {"c", "d"},
+        "\\(b\\): it reads 鳥": {"a", "b", "c", "d"},
+        "\\(c\\): it divides by the right count": {"a", "d"},
+        "\\(d\\): without ignore_index": {"a", "c"},
+        "and 2 more letter": set(),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch03.check_3(answer, *data)
