@@ -53,6 +53,8 @@ class Panel:
     xlabel: str = "key"
     ylabel: str = "query"
     alert: bool = False                   # title in red: something is wrong
+    vmin: float | None = None             # fixed ends of the colour scale (e.g. 0 and 1 for weights);
+    vmax: float | None = None             # None: scaled to the panel's finite unmasked cells
 
     def __post_init__(self) -> None:
         if not isinstance(self.matrix, torch.Tensor) or self.matrix.dim() != 2:
@@ -110,7 +112,8 @@ def _draw_panels(panels: list[Panel], caption: str) -> Figure:
     fig, axes = plt.subplots(1, len(panels), figsize=(sum(widths) + 0.4 * (len(panels) - 1), height),
                              width_ratios=widths, squeeze=False, layout="constrained")
     for ax, p in zip(axes[0], panels, strict=True):
-        show_weights(p.matrix, p.rows, p.cols, ax=ax, masked=p.masked, fmt=p.fmt, title=p.title or None)
+        show_weights(p.matrix, p.rows, p.cols, ax=ax, masked=p.masked, fmt=p.fmt, title=p.title or None,
+                     vmin=p.vmin, vmax=p.vmax)
         ax.set_xlabel(p.xlabel, labelpad=8)
         ax.set_ylabel(p.ylabel)
         if p.alert:
@@ -163,7 +166,7 @@ def _panel_html(p: Panel) -> str:
     L, S = matrix.shape
     hidden = as_hidden(p.masked, (L, S))
     framed = as_hidden(p.framed, (L, S))
-    rgba, dark = cell_colors(matrix, hidden)
+    rgba, dark = cell_colors(matrix, hidden, p.vmin, p.vmax)
     frame = to_hex(p.frame_color)
     axes = " ".join(f"{html.escape(name)} {arrow}" for name, arrow in ((p.ylabel, "↓"), (p.xlabel, "→")) if name)
     header = (f'<th style="{LABEL};color:#606060;font-size:0.8em">{axes}</th>'

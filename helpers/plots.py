@@ -50,17 +50,22 @@ def as_hidden(masked: torch.Tensor | np.ndarray | None, shape: tuple[int, int], 
         raise ValueError(f"{name} must broadcast to the matrix shape {shape}, got {masked.shape}") from None
 
 
-def cell_colors(matrix: np.ndarray, hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cell_colors(matrix: np.ndarray, hidden: np.ndarray, vmin: float | None = None,
+                vmax: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(L, S, 4) RGBA colours and (L, S) 'dark cell, write in white' flags for an annotated table.
 
-    Blues, scaled to the finite unmasked cells only (a -1e9 fill must not wash out the scale);
-    masked and non-finite cells are grey.
+    Blues, by default scaled to the finite unmasked cells only (a -1e9 fill must not wash out the scale);
+    vmin and vmax fix the ends of the scale instead (e.g. 0 and 1 for weights; values outside are clipped).
+    Masked and non-finite cells are grey.
     """
     shown = np.ma.masked_array(matrix, mask=hidden | ~np.isfinite(matrix))
-    vmin, vmax = (float(shown.min()), float(shown.max())) if shown.count() else (0.0, 1.0)
+    low, high = (float(shown.min()), float(shown.max())) if shown.count() else (0.0, 1.0)
+    vmin, vmax = low if vmin is None else float(vmin), high if vmax is None else float(vmax)
+    if vmin > vmax:
+        raise ValueError(f"vmin must not be above vmax, got vmin={vmin}, vmax={vmax}")
     if vmin == vmax:  # one value only: scale from 0, so that 0 reads as 0 (lightest), not as mid-blue
         vmin, vmax = min(vmin, 0.0), max(vmax, 0.0) + 1.0
-    scaled = (shown - vmin) / (vmax - vmin)
+    scaled = ((shown - vmin) / (vmax - vmin)).clip(0.0, 1.0)
     rgba = CMAP(scaled)                       # masked entries get the 'bad' colour
     dark = (scaled > 0.6).filled(False)
     return rgba, np.asarray(dark)
@@ -107,12 +112,15 @@ def show_weights(
     ax: plt.Axes | None = None,
     masked: torch.Tensor | np.ndarray | None = None,
     fmt: str = ".2f",
+    vmin: float | None = None,
+    vmax: float | None = None,
 ) -> plt.Axes:
     """Draw an (L, S) table of scores or weights, each cell annotated.
 
     rows label the queries (y axis), cols the keys (x axis).
     masked: bool, broadcastable to (L, S), True = masked; those cells are greyed and hatched.
-    The colour scale uses only finite, unmasked cells, so a -1e9 fill does not wash it out.
+    The colour scale uses only finite, unmasked cells, so a -1e9 fill does not wash it out; vmin and vmax fix
+    its ends instead (vmin=0, vmax=1 for weights: the same shade means the same weight in every figure).
     """
     matrix = _checked_table(matrix, rows, cols, fmt)
     L, S = matrix.shape
@@ -120,16 +128,16 @@ def show_weights(
     with plt.rc_context(STYLE):
         if ax is None:
             _, ax = plt.subplots(figsize=(1.0 + 0.9 * S, 0.8 + 0.75 * L))
-        _draw_table(ax, matrix, rows, cols, hidden, fmt, title)
+        _draw_table(ax, matrix, rows, cols, hidden, fmt, title, vmin, vmax)
     return ax
 
 
 def _draw_table(ax: plt.Axes, matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], hidden: np.ndarray,
-                fmt: str, title: str | None) -> None:
+                fmt: str, title: str | None, vmin: float | None = None, vmax: float | None = None) -> None:
     """show_weights' drawing, inside its rc_context; fonts are set explicitly on `ax`, which may predate it."""
     L, S = matrix.shape
     font = {"fontfamily": STYLE["font.family"]}
-    rgba, dark = cell_colors(matrix, hidden)
+    rgba, dark = cell_colors(matrix, hidden, vmin, vmax)
     ax.imshow(rgba, aspect="auto")
 
     hatched = [Rectangle((j - 0.5, i - 0.5), 1, 1) for i, j in zip(*np.nonzero(hidden), strict=True)]

@@ -133,3 +133,15 @@ def test_saved_notebooks_show_a_fixed_readable_line_for_an_explorer():
     bundle = box._repr_mimebundle_()
     assert repr(box) == bundle["text/plain"] == PLACEHOLDER  # what nbval compares: the same on every run
     assert "application/vnd.jupyter.widget-view+json" in bundle  # a running kernel still shows the live widget
+
+
+def test_a_panel_with_a_fixed_scale_colours_figure_and_html_alike():
+    p = panel(vmin=0.0, vmax=10.0)
+    html = view_html(View((p,), ""))
+    rgba, _ = cell_colors(p.matrix.numpy(), PAD.expand(5, 5).numpy(), 0.0, 10.0)
+    first = re.search(r'<td class="" style="[^"]*background:(#[0-9a-f]{6})', html)
+    assert first.group(1) == mcolors.to_hex(rgba[0, 0])
+    assert mcolors.to_hex(rgba[0, 1]) == mcolors.to_hex(plt.get_cmap("Blues")(0.1))       # 1 of 0..10
+    assert mcolors.to_hex(rgba[4, 2]) == mcolors.to_hex(plt.get_cmap("Blues")(1.0))       # 22: clipped to 10
+    draw_view(View((p,), ""))
+    plt.close("all")

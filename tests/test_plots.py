@@ -134,3 +134,21 @@ def test_one_value_scale_keeps_zero_lightest():
     assert np.allclose(rgba[0, 0], CMAP(0.0)) and not dark.any()
     rgba, _ = cell_colors(np.full((2, 2), 0.2), np.zeros((2, 2), dtype=bool))
     assert np.allclose(rgba[0, 0], CMAP(0.2 / 1.2))  # scale 0 .. value + 1
+
+
+def test_a_fixed_scale_paints_the_same_value_alike_in_every_table():
+    """vmin=0, vmax=1 (weights): 0.95 and 0.99 get nearly one shade, 0 is the lightest, values outside are clipped."""
+    import numpy as np
+    import pytest
+
+    from helpers.plots import CMAP, cell_colors
+
+    visible = np.zeros((1, 3), dtype=bool)
+    rgba, dark = cell_colors(np.array([[0.95, 0.99, 0.97]]), visible, 0.0, 1.0)
+    assert np.allclose(rgba[0, 0], CMAP(0.95)) and np.allclose(rgba[0, 1], CMAP(0.99)) and dark.all()
+    default, _ = cell_colors(np.array([[0.95, 0.99, 0.97]]), visible)     # scaled to the table: 0.95 is white
+    assert np.allclose(default[0, 0], CMAP(0.0))
+    rgba, _ = cell_colors(np.array([[-1.0, 0.0, 2.0]]), visible, 0.0, 1.0)
+    assert np.allclose(rgba[0, 0], CMAP(0.0)) and np.allclose(rgba[0, 2], CMAP(1.0))
+    with pytest.raises(ValueError, match="vmin must not be above vmax"):
+        cell_colors(np.zeros((1, 3)), visible, 1.0, 0.0)

@@ -1,4 +1,5 @@
-"""Chapter 6's explorer: one mask written in each convention, passed to each API, converted or not."""
+"""Chapter 6's code: its explorer (one mask written in each convention, passed to each API, converted or not)
+and its exercise checks."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import functools
 import ipywidgets as widgets
 import torch
 
+from helpers import arguments
+from helpers.checks import AttnCallError, check_no_future_leak, check_padding_invariance
+from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.masks import causal_mask, from_hf_attention_mask, to_additive_mask, to_sdpa_mask
 from helpers.toy import is_pad
 
-TOKENS = {"none": ["犬", "猫", "鳥", "牛", "馬"], "right": ["犬", "猫", "鳥", "<pad>", "<pad>"],
+TOKENS = {"none": ["犬", "猫", "鳥", "魚", "馬"], "right": ["犬", "猫", "鳥", "<pad>", "<pad>"],
           "left": ["<pad>", "<pad>", "犬", "猫", "鳥"]}
 CONVENTIONS = ("MHA bool (True = blocked)", "SDPA bool (True = may attend)", "HF 0/1 (1 = keep)",
                "HF 0/1 cast to float", "additive float (0 / -inf)")
@@ -160,3 +164,68 @@ def mask_convention_explorer() -> Explorer:
 
 
 EXPLORERS = (mask_convention_explorer,)
+
+
+# --- the exercise checks ---
+
+def _hf_mask(hf_batch: object) -> torch.Tensor:
+    """The exercise's Hugging Face attention_mask, checked: integers 0/1, shape (N, S)."""
+    hf_batch = arguments.tensor(hf_batch, "hf_batch")
+    if hf_batch.dim() != 2 or hf_batch.dtype.is_floating_point or not ((hf_batch == 0) | (hf_batch == 1)).all():
+        raise ValueError(f"hf_batch must be an (N, S) integer tensor of 0 and 1, got {hf_batch.dtype} with shape "
+                         f"{tuple(hf_batch.shape)}")
+    return hf_batch
+
+
+@exercise
+def check_1(answer: object, hf_batch: torch.Tensor) -> None:
+    """Exercise 1: the SDPA bool mask (N, 1, L, S), True = may attend, for a causal model and the HF mask hf_batch."""
+    hf_batch = _hf_mask(hf_batch)
+    N, S = hf_batch.shape
+    pad_keys = from_hf_attention_mask(hf_batch)[:, None, :].expand(N, S, S)     # (N, L, S), True = pad key
+    future = causal_mask(S).expand(N, S, S)                                      # True = a later key
+    expected = ~(pad_keys | future)                                              # True = may attend
+    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
+        raise Mistake("the mask should be a bool tensor (True = may attend)")
+    if tuple(answer.shape) != (N, 1, S, S):
+        raise Mistake(f"the shape should be (N, 1, L, S), with a size-1 head dimension; got {tuple(answer.shape)}")
+    got = answer[:, 0]
+    if torch.equal(got, ~expected):
+        raise Mistake("that is MHA's polarity (True = blocked): SDPA reads True as 'may attend'")
+    if torch.equal(got, ~pad_keys | ~future):
+        raise Mistake("each flipped mask is right, but 'may attend' masks combine with &: a key must pass both")
+    if torch.equal(got, ~pad_keys):
+        raise Mistake("a query may not see a later key: the causal part is missing")
+    if torch.equal(got, ~future):
+        raise Mistake("the pad keys must be hidden too: the padding part is missing")
+    if (got & ~expected).any():
+        raise Mistake("some query may attend to a key it must not see (a pad, or a later token)")
+    if not torch.equal(got, expected):
+        raise Mistake("some query cannot see a key it may attend to (an earlier or its own real token)")
+
+
+@exercise
+def check_2(answer: object, embed_dim: int) -> None:
+    """Exercise 2: an adapter (x, key_padding_mask, attn_mask) -> output around hf_style_attention, for both checks."""
+    embed_dim = arguments.integer(embed_dim, "embed_dim", minimum=1)
+    if not callable(answer):
+        raise Mistake(f"answer_2 should be a function (x, key_padding_mask, attn_mask) -> output, "
+                      f"got {type(answer).__name__}")
+    try:
+        if not check_padding_invariance(answer, embed_dim=embed_dim).passed:
+            raise Mistake("without attn_mask, new values at the pads changed a real token's output: is the padding "
+                          "mask passed, in Hugging Face's polarity (1 = keep)?")
+        if not check_no_future_leak(answer, embed_dim=embed_dim).passed:
+            raise Mistake("with the causal attn_mask, a later token changed an earlier output: "
+                          "turn attn_mask into the flag is_causal")
+        if not check_padding_invariance(answer, embed_dim=embed_dim, causal=True).passed:
+            raise Mistake("with the causal attn_mask and left padding, the pads changed real outputs: "
+                          "the padding mask is still needed when attn_mask is given (step 4)")
+    except (AttnCallError, TypeError, ValueError) as error:
+        raise Mistake(f"the checks could not run your adapter: {str(error).splitlines()[0]}") from None
+    x = torch.randn(2, 5, embed_dim, generator=torch.Generator().manual_seed(0))
+    no_pads = torch.zeros(2, 5, dtype=torch.bool)
+    with torch.no_grad():
+        if torch.allclose(answer(x, no_pads, None), answer(x, no_pads, causal_mask(5))):
+            raise Mistake("with attn_mask=None every token must see every real key, the later ones too: "
+                          "is_causal only when attn_mask is given")

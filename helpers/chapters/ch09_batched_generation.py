@@ -6,7 +6,8 @@ one thread, deterministic), so the notebook and the explorer share it. `batched(
 for one choice of padding side, position ids, mask and KV cache, once per combination (cached).
 The explorer: padding side, position ids, mask and KV cache -> each item's continuation next to the
 one-at-a-time reference, and the attention of the newest query at one decoding step; an update only builds
-the tables from batched().
+the tables from batched(). Both tables colour on a fixed 0-1 scale (probabilities and weights).
+Last, the chapter's exercise checks.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import ipywidgets as widgets
 import torch
 from torch import nn
 
+from helpers import arguments
 from helpers.attention import attention_steps
+from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.masks import Fill, from_hf_attention_mask, positions_from_mask
 from helpers.training import Adam, deterministic
@@ -240,20 +243,20 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
     panels = [Panel(torch.stack(probs), rows, [f"+{j + 1}" for j in range(STEPS)],
                     title="continuations: each prompt alone and in the batch", framed=torch.stack(wrong),
                     frame_color=RED, mark="×", red_rows=wrong_rows, alert=bool(wrong_rows),
-                    xlabel="new token", ylabel="")]
+                    xlabel="new token", ylabel="", vmin=0.0, vmax=1.0)]
     seq = torch.cat([ids, run.tokens], 1)[:, :ids.shape[1] + step - 1]          # the keys at this step
     weights, pads = run.weights[step - 1], seq == PAD_ID
     leak = pads & (weights > 0.005)
     panels.append(Panel(weights, [decode(row) for row in seq], [str(j) for j in range(seq.shape[1])],
                         title=f"step {step}: the newest query's attention\n(last block, mean over heads)",
                         masked=pads, framed=leak, frame_color=RED, mark="!", alert=bool(leak.any()),
-                        xlabel="key slot", ylabel="item (its keys)"))
+                        xlabel="key slot", ylabel="item (its keys)", vmin=0.0, vmax=1.0))
     same = int((run.tokens == ref.tokens).all(1).sum())
     summary = (f"padding {padding}, positions {positions}, mask {mask}, KV cache {'on' if kv_cache else 'off'}: "
                f"{same}/{len(PROMPTS)} items match the reference; step {step}: weight on pads, summed over the "
                f"{len(PROMPTS)} items: {float(weights[pads].sum()):.2g}")
     return View(tuple(panels), summary, caption="numbers: the probability of each chosen token    ×: differs from "
-                "the prompt alone    hatched: a pad key (_)    !: weight on a pad")
+                "the prompt alone    hatched: a pad key (_)    !: weight on a pad    colour: 0 white to 1 dark blue")
 
 
 def generation_explorer() -> Explorer:
@@ -271,3 +274,114 @@ def generation_explorer() -> Explorer:
 
 
 EXPLORERS = (generation_explorer,)
+
+
+# --- the exercise checks ---
+
+def _attention_mask(mask: object, name: str) -> torch.Tensor:
+    """An exercise's attention_mask, checked: (N, S) integers 0/1 (1 = real token)."""
+    mask = arguments.tensor(mask, name)
+    if mask.dim() != 2 or mask.dtype.is_floating_point or not ((mask == 0) | (mask == 1)).all():
+        raise ValueError(f"{name} must be an (N, S) integer tensor of 0 and 1, got {mask.dtype} with shape "
+                         f"{tuple(mask.shape)}")
+    return mask.long()
+
+
+def _counted(mask: torch.Tensor) -> torch.Tensor:
+    """Exercise 1's position ids: real tokens before each real token in its row; 0 at every pad."""
+    return (mask.cumsum(-1) - 1).clamp(min=0) * mask
+
+
+@exercise
+def check_1(answer: object, mask_left: torch.Tensor, mask_right: torch.Tensor, mask_with_hole: torch.Tensor) -> None:
+    """Exercise 1: a function attention_mask (N, S) -> position ids (N, S), 0 at every pad; tried on the chapter's
+    left-padded, right-padded and holed masks, and on random ones."""
+    masks = {"left-padded": _attention_mask(mask_left, "mask_left"),
+             "right-padded": _attention_mask(mask_right, "mask_right"),
+             "step 4's (a hole)": _attention_mask(mask_with_hole, "mask_with_hole")}
+    random = (torch.rand(4, 9, generator=torch.Generator().manual_seed(1)) > 0.4).long()
+    masks["random, last slot real"] = random.index_fill(1, torch.tensor([8]), 1)
+    masks["random, first slot real (pads after it)"] = random.index_fill(1, torch.tensor([0]), 1)
+    if not callable(answer):
+        raise Mistake(f"answer_1 should be a function attention_mask -> position_ids, got {type(answer).__name__}")
+    for name, mask in masks.items():
+        got = answer(mask.clone())
+        if not isinstance(got, torch.Tensor) or got.shape != mask.shape:
+            raise Mistake("return one position id per slot: a tensor of the mask's shape (N, S)")
+        if got.dtype.is_floating_point or got.dtype == torch.bool:
+            raise Mistake(f"position ids are integers (an embedding looks them up), got {got.dtype}")
+        expected, real = _counted(mask), mask.bool()
+        if torch.equal(got, expected):
+            continue
+        if (got < 0).any():
+            raise Mistake("a position id is never negative: look at the pads before the first real token")
+        if torch.equal(got[real], expected[real]):
+            if torch.equal(got, positions_from_mask(mask)):
+                raise Mistake("the real tokens are right; at a pad after a real token you give the last real "
+                              "position, as positions_from_mask does: this exercise asks for 0 at every pad")
+            raise Mistake(f"the real tokens are right, the pads are not ({name} mask): every pad gets 0")
+        if torch.equal(got[real], torch.arange(mask.shape[1]).expand_as(mask)[real]):
+            raise Mistake(f"for the {name} mask these are positions from the left edge of the batch: "
+                          "count only the real tokens before each token")
+        if torch.equal(got[real], expected[real] + 1):
+            raise Mistake("one too many: the first real token of each row gets position 0")
+        raise Mistake(f"wrong position ids for the {name} mask: for each real token, count the real tokens "
+                      "before it in its row")
+
+
+@exercise
+def check_2(answer: object) -> None:
+    """Exercise 2: a function (logits (N, S, V), right-padded attention_mask (N, S)) -> the next token of each item,
+    the argmax at its last real position; tried on seeded random logits."""
+    if not callable(answer):
+        raise Mistake(f"answer_2 should be a function (logits, attention_mask) -> next tokens, "
+                      f"got {type(answer).__name__}")
+    g = torch.Generator().manual_seed(2)
+    for N, S, V in ((3, 5, 12), (4, 7, 9)):
+        lengths = torch.randint(1, S + 1, (N,), generator=g)
+        lengths[0] = S                                                     # one full item, one short one
+        lengths[1] = min(2, S - 1)
+        mask = (torch.arange(S) < lengths[:, None]).long()                # right padding, 1 = real token
+        logits = torch.randn(N, S, V, generator=g)
+        rows = torch.arange(N)
+        expected = logits[rows, lengths - 1].argmax(-1)
+        got = torch.as_tensor(answer(logits.clone(), mask.clone()))
+        if got.shape != (N,):
+            raise Mistake(f"return one token id per item, shape (N,) = ({N},); got {tuple(got.shape)}")
+        if got.dtype.is_floating_point:
+            raise Mistake("return token ids (the argmax over the vocabulary), not logits")
+        if torch.equal(got, expected):
+            continue
+        if torch.equal(got, logits[:, -1].argmax(-1)):
+            raise Mistake("that reads the last column, which is a pad for the shorter items")
+        if torch.equal(got[1:], logits[rows, lengths.clamp(max=S - 1)].argmax(-1)[1:]):
+            raise Mistake("that reads one slot too far: the first pad, not the last real token")
+        raise Mistake("read each item's logits at its last real position, then take the argmax over the vocabulary")
+
+
+@exercise
+def check_3(answer: object, mask_step: torch.Tensor) -> None:
+    """Exercise 3: a function attention_mask (N, S) -> the bool SDPA mask (N, 1, 1, S), True = may attend, of a
+    decode step (L = 1); tried on the chapter's mask_step and on it extended by two real tokens."""
+    mask_step = _attention_mask(mask_step, "mask_step")
+    if not callable(answer):
+        raise Mistake(f"answer_3 should be a function attention_mask -> mask, got {type(answer).__name__}")
+    for mask in (mask_step, torch.cat([mask_step, torch.ones(len(mask_step), 2, dtype=torch.long)], 1)):
+        N, S = mask.shape
+        expected = mask.bool()[:, None, None, :]
+        got = answer(mask.clone())
+        if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
+            raise Mistake("SDPA's mask here is a bool tensor (True = may attend)")
+        if tuple(got.shape) != (N, 1, 1, S):
+            raise Mistake(f"the shape should be (N, 1, 1, S) = {(N, 1, 1, S)}: heads, then one query row; "
+                          f"got {tuple(got.shape)}")
+        if torch.equal(got, expected):
+            continue
+        if torch.equal(got, ~expected):
+            raise Mistake("that is MHA's polarity (True = blocked): SDPA reads True as 'may attend'")
+        if got.all():
+            raise Mistake("the new query may not see the pad keys: the mask must hide them")
+        if torch.equal(got[..., 1:], torch.zeros_like(got[..., 1:])):
+            raise Mistake("that shows the new query key 0 only: a top-left causal mask, as is_causal=True gives. "
+                          "On a decode step the new query is the last position")
+        raise Mistake("the new query must see exactly its item's real keys, every one of them")

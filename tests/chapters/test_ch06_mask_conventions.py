@@ -5,7 +5,9 @@ import itertools
 
 import pytest
 import torch
+import torch.nn.functional as F
 
+from helpers.chapters import ch06_mask_conventions as ch06
 from helpers.chapters.ch06_mask_conventions import (
     APIS,
     CONVENTIONS,
@@ -17,11 +19,11 @@ from helpers.chapters.ch06_mask_conventions import (
     mask_convention_explorer,
     mask_convention_view,
 )
-from helpers.masks import causal_mask
+from helpers.exercises import Mistake
+from helpers.masks import causal_mask, from_hf_attention_mask, to_sdpa_mask
 
 MHA, SDPA, MANUAL = APIS
 MHA_BOOL, SDPA_BOOL, HF_INT, HF_FLOAT, ADDITIVE = CONVENTIONS
-
 
 
 def test_intended_mask_is_causal_plus_pad_keys():
@@ -135,3 +137,54 @@ def test_explorer_updates_and_shows_refusals():
     assert summary.value.endswith("2 rows with no visible key -&gt; NaN")
     convert.value, convention.value = False, HF_INT
     assert summary.value.startswith("<b>Not possible:</b> nn.MultiheadAttention rejects a int64 mask")
+
+
+# --- the exercise checks ---
+
+HF_BATCH = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])         # exercise 1's batch, 1 = keep
+
+
+def test_check_1_accepts_the_mask_and_names_each_mistake():
+    blocked = from_hf_attention_mask(HF_BATCH)[:, None, :] | causal_mask(4)        # (N, L, S), True = blocked
+    ch06.check_1.solution(to_sdpa_mask(blocked)[:, None], HF_BATCH)
+    keep_pads = to_sdpa_mask(from_hf_attention_mask(HF_BATCH))[:, None, None, :]   # (N, 1, 1, S), may attend
+    wrong = {
+        "bool tensor": to_sdpa_mask(blocked)[:, None].long(),
+        "size-1 head dimension": to_sdpa_mask(blocked),
+        "MHA's polarity": blocked[:, None],
+        "combine with &": keep_pads | to_sdpa_mask(causal_mask(4)),
+        "causal part is missing": keep_pads.expand(2, 1, 4, 4),
+        "padding part is missing": to_sdpa_mask(causal_mask(4)).expand(2, 1, 4, 4),
+        "must not see": to_sdpa_mask(blocked)[:, None].clone().index_fill(3, torch.tensor([3]), True),
+        "cannot see a key it may": to_sdpa_mask(blocked)[:, None] & ~torch.eye(4, dtype=torch.bool),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch06.check_1(answer, HF_BATCH)
+    with pytest.raises(ValueError, match="hf_batch must be"):
+        ch06.check_1(to_sdpa_mask(blocked)[:, None], HF_BATCH.float())
+
+
+def hf_style_attention(hidden_states, attention_mask, is_causal=False):
+    """The notebook's module: Hugging Face-style attention_mask (N, S), 1 = keep; causality as a flag."""
+    keep = attention_mask[:, None, :].bool()
+    if is_causal:
+        L = hidden_states.shape[1]
+        keep = keep & torch.ones(L, L, dtype=torch.bool).tril()
+    return F.scaled_dot_product_attention(hidden_states, hidden_states, hidden_states, attn_mask=keep)
+
+
+def test_check_2_accepts_the_adapter_and_names_each_mistake():
+    ch06.check_2.solution(lambda x, kpm, am: hf_style_attention(x, (~kpm).long(), is_causal=am is not None), 8)
+    wrong = {
+        "in Hugging Face's polarity": lambda x, kpm, am: hf_style_attention(x, kpm.long(), is_causal=am is not None),
+        "turn attn_mask into the flag": lambda x, kpm, am: hf_style_attention(x, (~kpm).long()),
+        "padding mask is still needed": lambda x, kpm, am: hf_style_attention(  # drops the pads when causal
+            x, (~kpm).long() if am is None else torch.ones_like(kpm).long(), is_causal=am is not None),
+        "is_causal only when attn_mask is given": lambda x, kpm, am: hf_style_attention(x, (~kpm).long(), True),
+        "could not run your adapter": lambda x, kpm, am: hf_style_attention(x, ~kpm, am is not None)[0],
+        "should be a function": hf_style_attention(torch.zeros(1, 2, 8), torch.ones(1, 2)),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch06.check_2(answer, 8)

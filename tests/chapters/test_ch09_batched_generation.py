@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from helpers.chapters import ch09_batched_generation as ch09
+from helpers.exercises import Mistake
 from helpers.masks import positions_from_mask
 
 
@@ -107,3 +108,70 @@ def test_explorer_view_summaries():
     right = ch09.generation_view(padding="right")
     assert "3/3" not in right.summary
     assert right.panels[0].alert and right.panels[0].red_rows
+
+
+# --- the exercise checks ---
+
+MASK_LEFT = torch.tensor([[0, 0, 0, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]])
+MASK_RIGHT = MASK_LEFT.flip(-1)
+MASK_HOLE = torch.tensor([[1, 1, 0, 0, 0, 1, 1], [1, 1, 1, 1, 0, 1, 1], [1, 1, 1, 1, 1, 1, 1]])
+
+
+def test_check_1_accepts_positions_with_zero_pads_and_names_each_mistake():
+    ch09.check_1.solution(lambda m: (m.cumsum(-1) - 1).clamp(min=0) * m, MASK_LEFT, MASK_RIGHT, MASK_HOLE)
+    wrong = {
+        "a function": torch.zeros(3, 5),
+        "mask's shape": lambda m: m.cumsum(-1)[:, :-1],
+        "integers": lambda m: ((m.cumsum(-1) - 1).clamp(min=0) * m).float(),
+        "never negative": lambda m: m.cumsum(-1) - 1,
+        "as positions_from_mask does": positions_from_mask,
+        "every pad gets 0": lambda m: ((m.cumsum(-1) - 1).clamp(min=0) * m).masked_fill(m == 0, 1),
+        "from the left edge": lambda m: torch.arange(m.shape[1]).expand_as(m) * m,
+        "one too many": lambda m: m.cumsum(-1) * m,
+        "count the real tokens": lambda m: (m.cumsum(-1) - 1).clamp(min=0) * m // 2,
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch09.check_1(answer, MASK_LEFT, MASK_RIGHT, MASK_HOLE)
+    with pytest.raises(ValueError, match="mask_left must be"):
+        ch09.check_1(positions_from_mask, MASK_LEFT.float(), MASK_RIGHT, MASK_HOLE)
+
+
+def test_check_1_never_prints_the_expected_positions():
+    with pytest.raises(Mistake) as caught:
+        ch09.check_1(lambda m: (m.cumsum(-1) - 1).clamp(min=0) * m // 2, MASK_LEFT, MASK_RIGHT, MASK_HOLE)
+    assert "tensor" not in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_check_2_accepts_the_last_real_position_and_names_each_mistake():
+    ch09.check_2.solution(lambda logits, m: logits[torch.arange(len(logits)), m.sum(1) - 1].argmax(-1))
+    wrong = {
+        "a function": 3,
+        "shape \\(N,\\)": lambda logits, m: logits[:, -1],
+        "not logits": lambda logits, m: logits[torch.arange(len(logits)), m.sum(1) - 1].max(-1).values,
+        "last column": lambda logits, m: logits[:, -1].argmax(-1),
+        "one slot too far": lambda logits, m: logits[torch.arange(len(logits)), m.sum(1).clamp(max=m.shape[1] - 1)
+                                                     ].argmax(-1),
+        "argmax over the vocabulary": lambda logits, m: logits[torch.arange(len(logits)), 0].argmax(-1),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch09.check_2(answer)
+
+
+def test_check_3_accepts_the_padding_mask_and_names_each_mistake():
+    step = torch.cat([MASK_LEFT, torch.ones(3, 1, dtype=torch.long)], 1)
+    ch09.check_3.solution(lambda m: m.bool()[:, None, None, :], step)
+    wrong = {
+        "a function": step.bool()[:, None, None, :],
+        "bool tensor": lambda m: m[:, None, None, :],
+        "shape should be": lambda m: m.bool()[:, None, :],
+        "MHA's polarity": lambda m: (m == 0)[:, None, None, :],
+        "must hide them": lambda m: torch.ones_like(m, dtype=torch.bool)[:, None, None, :],
+        "key 0 only": lambda m: torch.nn.functional.pad(torch.ones(len(m), 1, 1, 1, dtype=torch.bool),
+                                                          (0, m.shape[1] - 1)),
+        "every one of them": lambda m: m.bool()[:, None, None, :] & (torch.arange(m.shape[1]) != m.shape[1] - 1),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch09.check_3(answer, step)
