@@ -41,7 +41,8 @@ def fast_path_spy() -> Iterator[Counter[str]]:
     """Count the calls of PyTorch's fast-path entry points (FAST_KERNELS) inside the block.
 
     Each entry point is replaced by a wrapper that counts and then calls the original; the originals are put back
-    on exit, also after an error. The Counter maps a short name ("native MHA", "nested tensor", ...) to its number of calls.
+    on exit, also after an error. The Counter maps a short name ("native MHA", "nested tensor", ...) to its
+    number of calls.
     """
     calls: Counter[str] = Counter()
     originals = {name: getattr(torch, name) for name in FAST_KERNELS}
@@ -232,7 +233,8 @@ def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left"
                   title=f"{path}\n{setting}\n{ran}")
     return View((panel,), f"{path}, {setting}: " + "; ".join(found) + f" ({ran})",
                 caption="hatched: pad positions (masked as keys; never read their outputs)    red frame: no visible "
-                        "key\ncolour: blue, light to dark from the smallest to the largest finite value; grey: NaN")
+                        "key\ncolour: light to dark blue from the smallest to the largest finite value outside the "
+                        "hatched rows; grey: hatched or NaN")
 
 
 def fast_paths_explorer() -> Explorer:
