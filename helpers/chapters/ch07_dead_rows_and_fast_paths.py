@@ -1,15 +1,19 @@
-"""Chapter 7's explorer: what each code path returns for rows with no visible key and for pad rows.
+"""Chapter 7's code: a spy that shows which fast path ran, the explorer (what each code path returns for rows
+with no visible key and for pad rows), and the exercise checks.
 
-One small batch (item 0 = 犬 猫 鳥 + two pads, item 1 = five real tokens), one seeded nn.MultiheadAttention
-(4 features, 2 heads, out_proj.bias non-zero), and one seeded 1-layer nn.TransformerEncoder.
-The manual paths and SDPA use the MHA's own projections, so on rows that have a visible key they agree
-with the MHA. Every output is computed once per combination and cached: an update is a lookup.
+The explorer's batch: item 0 = 犬 猫 鳥 + two pads, item 1 = five real tokens; one seeded nn.MultiheadAttention
+(4 features, 2 heads, out_proj.bias non-zero) and one seeded 1-layer nn.TransformerEncoder. The manual paths
+and SDPA use the MHA's own projections, so on rows that have a visible key they agree with the MHA. Every output
+is computed once per combination and cached: an update is a lookup.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import ipywidgets as widgets
@@ -17,19 +21,66 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from helpers import arguments
+from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.masks import causal_mask
+from helpers.masks import causal_mask, key_padding_mask
 from helpers.toy import is_pad
 
+# PyTorch's fast-path entry points (torch 2.13.0): MultiheadAttention.forward calls the first, a
+# TransformerEncoderLayer the second, and nn.TransformerEncoder packs its input into a nested tensor with the third.
+FAST_KERNELS = {
+    "_native_multi_head_attention": "native MHA",
+    "_transformer_encoder_layer_fwd": "fused encoder layer",
+    "_nested_tensor_from_mask": "nested tensor",
+}
+
+
+@contextlib.contextmanager
+def fast_path_spy() -> Iterator[Counter[str]]:
+    """Count the calls of PyTorch's fast-path entry points (FAST_KERNELS) inside the block.
+
+    Each entry point is replaced by a wrapper that counts and then calls the original; the originals are put back
+    on exit, also after an error. The Counter maps a short name ("native MHA", "nested tensor", ...) to its
+    number of calls.
+    """
+    calls: Counter[str] = Counter()
+    originals = {name: getattr(torch, name) for name in FAST_KERNELS}
+
+    def counting(name: str) -> Callable[..., object]:
+        def wrapper(*args: object, **kwargs: object) -> object:
+            calls[FAST_KERNELS[name]] += 1
+            return originals[name](*args, **kwargs)
+        return wrapper
+
+    try:
+        for name in FAST_KERNELS:
+            setattr(torch, name, counting(name))
+        yield calls
+    finally:
+        for name, original in originals.items():
+            setattr(torch, name, original)
+
+
+def fast_paths_ran(calls: Counter[str]) -> str:
+    """The spy's Counter in words: 'fast path: nested tensor + fused encoder layer', or 'no fast path'."""
+    ran = [name for name in FAST_KERNELS.values() if calls[name]]
+    if "nested tensor" in ran:  # packing comes first, then each layer runs on the packed tensor
+        ran.remove("nested tensor")
+        ran.insert(0, "nested tensor")
+    return "fast path: " + " + ".join(ran) if ran else "no fast path"
+
+
 FAST_PATHS = (
-    "manual masked_fill(-inf) + softmax",
-    "manual masked_fill(finfo.min) + softmax",
+    "manual: fill -inf, softmax",
+    "manual: fill finfo.min, softmax",
     "F.scaled_dot_product_attention",
     "MHA, need_weights=True",
     "MHA, need_weights=False",
     "nn.TransformerEncoder",
 )
 FAST_MODES = ("training", "eval, grad on", "eval + no_grad", "eval, frozen parameters, grad on")
+MASK_DTYPES = ("bool", "float")
 FAST_TOKENS = {"right": ["犬", "猫", "鳥", "<pad>", "<pad>"], "left": ["<pad>", "<pad>", "犬", "猫", "鳥"]}
 E, HEADS = 4, 2
 
@@ -79,16 +130,26 @@ def merge_heads(mha: nn.MultiheadAttention, out: torch.Tensor) -> torch.Tensor:
     return mha.out_proj(out.transpose(1, 2).reshape(N, L, E))
 
 
-def _run(path: str, x: torch.Tensor, kpm: torch.Tensor, attn_mask: torch.Tensor | None) -> torch.Tensor:
+def as_float_mask(blocked: torch.Tensor | None, fill: float = float("-inf")) -> torch.Tensor | None:
+    """A bool mask (True = blocked) as the additive float mask PyTorch's modules accept: 0 visible, `fill` blocked."""
+    return None if blocked is None else torch.zeros(blocked.shape).masked_fill(blocked, fill)
+
+
+def _run(path: str, x: torch.Tensor, kpm: torch.Tensor, attn_mask: torch.Tensor | None, masks: str) -> torch.Tensor:
     mha, encoder = fast_setup().mha, fast_setup().encoder
     blocked = kpm[:, None, None, :] if attn_mask is None else kpm[:, None, None, :] | attn_mask   # (N, 1, L, S)
     if path.startswith("manual"):
         q, k, v = split_heads(mha, x)
         fill = float("-inf") if "-inf" in path else torch.finfo(x.dtype).min
-        weights = (q @ k.transpose(-2, -1) / (E // HEADS) ** 0.5).masked_fill(blocked, fill).softmax(-1)
-        return merge_heads(mha, weights @ v)
+        scores = q @ k.transpose(-2, -1) / (E // HEADS) ** 0.5
+        # bool: the fill replaces the blocked scores; float: a mask of 0 / fill is added to them
+        masked = scores.masked_fill(blocked, fill) if masks == "bool" else scores + as_float_mask(blocked, fill)
+        return merge_heads(mha, masked.softmax(-1) @ v)
     if path == "F.scaled_dot_product_attention":
-        return merge_heads(mha, F.scaled_dot_product_attention(*split_heads(mha, x), attn_mask=~blocked))
+        sdpa_mask = ~blocked if masks == "bool" else as_float_mask(blocked)   # SDPA's bool: True = may attend
+        return merge_heads(mha, F.scaled_dot_product_attention(*split_heads(mha, x), attn_mask=sdpa_mask))
+    if masks == "float":
+        kpm, attn_mask = as_float_mask(kpm), as_float_mask(attn_mask)
     if path.startswith("MHA"):
         need_weights = path.endswith("True")
         return mha(x, x, x, key_padding_mask=kpm, attn_mask=attn_mask, need_weights=need_weights)[0]
@@ -99,11 +160,18 @@ def _run(path: str, x: torch.Tensor, kpm: torch.Tensor, attn_mask: torch.Tensor 
     raise ValueError(f"path must be one of {list(FAST_PATHS)}, got {path!r}")
 
 
+class FastRun(NamedTuple):
+    out: torch.Tensor                # (2, 5, E)
+    ran: str                         # fast_paths_ran() of the spy's counts
+
+
 @functools.cache
-def fast_output(path: str, padding: str, mode: str, causal: bool) -> torch.Tensor:
-    """The (2, 5, E) output of `path` on the batch, run in `mode` (cached: computed once per combination)."""
+def fast_run(path: str, padding: str, mode: str, causal: bool, masks: str = "bool") -> FastRun:
+    """The (2, 5, E) output of `path` on the batch, run in `mode`, and which fast path ran (cached)."""
     if mode not in FAST_MODES:
         raise ValueError(f"mode must be one of {list(FAST_MODES)}, got {mode!r}")
+    if masks not in MASK_DTYPES:
+        raise ValueError(f"masks must be one of {list(MASK_DTYPES)}, got {masks!r}")
     x, kpm = fast_batch(padding)
     attn_mask = causal_mask(5) if causal else None
     modules = [fast_setup().mha, fast_setup().encoder]
@@ -112,11 +180,17 @@ def fast_output(path: str, padding: str, mode: str, causal: bool) -> torch.Tenso
         for module in modules:
             module.train(mode == "training")
             module.requires_grad_(not frozen)
-        with torch.set_grad_enabled(mode != "eval + no_grad"):
-            return _run(path, x, kpm, attn_mask).detach()
+        with torch.set_grad_enabled(mode != "eval + no_grad"), fast_path_spy() as calls:
+            out = _run(path, x, kpm, attn_mask, masks).detach()
+        return FastRun(out, fast_paths_ran(calls))
     finally:
         for module in modules:
             module.eval().requires_grad_(True)
+
+
+def fast_output(path: str, padding: str, mode: str, causal: bool, masks: str = "bool") -> torch.Tensor:
+    """The (2, 5, E) output of `path` on the batch, run in `mode` (cached: computed once per combination)."""
+    return fast_run(path, padding, mode, causal, masks).out
 
 
 def _kind(row: torch.Tensor, bias: torch.Tensor) -> str:
@@ -131,11 +205,11 @@ def _kind(row: torch.Tensor, bias: torch.Tensor) -> str:
 
 
 def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left", mode: str = "eval + no_grad",
-                    causal: bool = True) -> View:
+                    causal: bool = True, masks: str = "bool") -> View:
     """Item 0's output rows on one code path: rows with no visible key (red) and pad rows (hatched)."""
     if path not in FAST_PATHS:
         raise ValueError(f"path must be one of {list(FAST_PATHS)}, got {path!r}")
-    out = fast_output(path, padding, mode, causal)
+    out, ran = fast_run(path, padding, mode, causal, masks)
     _, kpm = fast_batch(padding)
     tokens = FAST_TOKENS[padding]
     blocked = kpm[0] | causal_mask(5) if causal else kpm[0].expand(5, 5)
@@ -151,18 +225,20 @@ def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left"
             found.append(f"{name} {rows.nonzero().flatten().tolist()} -> {' / '.join(kinds)}")
     if not dead.any():
         found.insert(0, "no row without a visible key")
-    where = f"{path}, {mode}, {padding} padding{' + causal' if causal else ''}"
+    setting = f"{mode}, {masks} masks, {padding} padding{' + causal' if causal else ''}"
     rows = [f"{t}{'  (no key)' if d else ''}" for t, d in zip(tokens, dead.tolist(), strict=True)]
     panel = Panel(out[0], rows, [f"out {j}" for j in range(E)], masked=kpm[0][:, None].expand(5, E),
                   framed=dead[:, None].expand(5, E), frame_color=RED, red_rows=tuple(dead.nonzero().flatten().tolist()),
                   xlabel="output feature", ylabel="position", alert=bool(out[0, dead].isnan().any()),
-                  title=f"{path.replace(' + softmax', '')}\n{mode}, {padding} padding{' + causal' if causal else ''}")
-    return View((panel,), f"{where}: " + "; ".join(found),
-                caption="hatched: pad positions (never read them)    red: rows with no visible key")
+                  title=f"{path}\n{setting}\n{ran}")
+    return View((panel,), f"{path}, {setting}: " + "; ".join(found) + f" ({ran})",
+                caption="hatched: pad positions (masked as keys; never read their outputs)    red frame: no visible "
+                        "key\ncolour: light to dark blue from the smallest to the largest finite value outside the "
+                        "hatched rows; grey: hatched or NaN")
 
 
 def fast_paths_explorer() -> Explorer:
-    """Code path x padding side x mode x causal mask -> item 0's output rows, dead rows and pad rows marked."""
+    """Code path x padding side x mode x mask dtype x causal mask -> item 0's output rows, marked."""
     controls = {
         "path": widgets.Dropdown(options=FAST_PATHS, value="MHA, need_weights=False", description="path",
                                  layout=widgets.Layout(width="26em"), style={"description_width": "4em"}),
@@ -170,8 +246,117 @@ def fast_paths_explorer() -> Explorer:
         "mode": widgets.Dropdown(options=FAST_MODES, value="eval + no_grad", description="mode",
                                  layout=widgets.Layout(width="26em"), style={"description_width": "4em"}),
         "causal": widgets.Checkbox(value=True, description="causal mask"),
+        "masks": widgets.ToggleButtons(options=MASK_DTYPES, value="bool", description="masks"),
     }
     return explorer(controls, fast_paths_view)
 
 
 EXPLORERS = (fast_paths_explorer,)
+
+
+# ---- exercise checks -------------------------------------------------------------------------------------------
+
+def _lengths(lengths: object) -> list[int]:
+    if not isinstance(lengths, list | tuple) or not lengths:
+        raise TypeError(f"lengths must be a non-empty list of ints, got {type(lengths).__name__} {lengths!r}")
+    return [arguments.integer(n, "lengths", minimum=1) for n in lengths]
+
+
+def _dead_rows_cases(lengths: list[int]) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """The masks check 1 tries (MHA polarity, True = blocked): (key_padding_mask (N, S), attn_mask (S, S))."""
+    S = max(lengths)
+    right = key_padding_mask(lengths, S)
+    left = right.flip(-1)                                            # the same items with their pads first
+    nothing = torch.zeros(S, S, dtype=torch.bool)
+    return {"left padding + causal": (left, causal_mask(S)), "right padding + causal": (right, causal_mask(S)),
+            "left padding, no causal mask": (left, nothing)}
+
+
+@exercise
+def check_1(answer: object, lengths: list[int]) -> None:
+    """Exercise 1: a function dead_rows(key_padding_mask, attn_mask) -> (N, L) bool, True = no visible key."""
+    lengths = _lengths(lengths)
+    if not callable(answer):
+        raise Mistake("answer_1 should be a function: dead_rows(key_padding_mask, attn_mask)")
+    for case, (kpm, attn_mask) in _dead_rows_cases(lengths).items():
+        expected = (kpm[:, None, :] | attn_mask).all(-1)
+        try:
+            got = answer(kpm.clone(), attn_mask.clone())
+        except Exception as error:  # noqa: BLE001  (any error of the learner's code becomes a hint)
+            raise Mistake(f"with {case}, your function raised {type(error).__name__}: {error}") from None
+        if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
+            raise Mistake("return a bool tensor, True = this query row has no visible key")
+        if got.shape != expected.shape:
+            raise Mistake(f"return one value per item and query row, shape (N, L) = {tuple(expected.shape)}; "
+                          f"got {tuple(got.shape)}")
+        if torch.equal(got, expected):
+            continue
+        if torch.equal(got, kpm):
+            raise Mistake(f"with {case} you marked the pad positions, but a pad query is dead only if it cannot "
+                          "see any key at all: what may it see there?")
+        if torch.equal(got, kpm.all(-1, keepdim=True).expand_as(kpm)):
+            raise Mistake(f"with {case}: the attention mask blocks keys too (you marked only rows of all-pad "
+                          "items); a row is dead when the two masks together block every key")
+        if torch.equal(got, (kpm[:, None, :] | attn_mask).any(-1)):
+            raise Mistake(f"with {case}: a row is dead when ALL its keys are blocked, not when some are")
+        if torch.equal(got, ~expected):
+            raise Mistake(f"with {case}: the polarity is reversed; True must mark the rows with no visible key")
+        raise Mistake(f"with {case} some rows are wrong: for each query, which keys do the two masks leave visible?")
+
+
+_CHECK_2_BLOCKED = torch.tensor([[False, True, True], [True, True, True], [False, True, True]])  # row 1: dead
+_CHECK_2_SCORES = [[1.0, 2.0, 3.0], [-30.0, -20.0, -50.0], [-20000.0, 5.0, 5.0]]                # row 2: very negative
+
+
+@exercise
+def check_2(answer: object) -> None:
+    """Exercise 2: apply_mask(scores, blocked) -> masked scores, for float32, float16 and bfloat16."""
+    if not callable(answer):
+        raise Mistake("answer_2 should be a function: apply_mask(scores, blocked)")
+    blocked = _CHECK_2_BLOCKED
+    live = ~blocked.all(-1)
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        scores = torch.tensor(_CHECK_2_SCORES, dtype=dtype)
+        try:
+            masked = answer(scores.clone(), blocked.clone())
+        except Exception as error:  # noqa: BLE001  (any error of the learner's code becomes a hint)
+            raise Mistake(f"in {dtype} your function raised {type(error).__name__}: {error}") from None
+        if not isinstance(masked, torch.Tensor) or masked.shape != scores.shape:
+            raise Mistake(f"return the masked scores, a tensor of the scores' shape {tuple(scores.shape)}")
+        if masked.dtype != dtype:
+            raise Mistake(f"keep the scores' dtype: scores in {dtype} came back as {masked.dtype}")
+        weights = masked.softmax(-1)
+        if not weights[~live].isfinite().all():
+            if dtype == torch.float32:
+                raise Mistake("in torch.float32 the row with no visible key became NaN: which fill gives 0/0?")
+            raise Mistake(f"in {dtype} the row with no visible key became NaN: a finite number became -inf "
+                          "somewhere (what happens to a number near the edge of the range when you add to it?)")
+        if not torch.equal(masked[~blocked], scores[~blocked]):
+            raise Mistake(f"in {dtype} the visible scores changed: only the blocked cells may change")
+        if not (weights[live][blocked[live]] == 0).all():
+            raise Mistake(f"in {dtype} a blocked key got weight above 0 in row 2, next to a real score of "
+                          "-20000: the fill must lie far below every real score, in every dtype")
+
+
+@exercise
+def check_3(answer: object, L: int, S: int) -> None:
+    """Exercise 3: SDPA's bool attn_mask (L, S), True = may attend, for L new queries at the last L of S positions."""
+    L, S = arguments.integer(L, "L", minimum=1), arguments.integer(S, "S", minimum=1)
+    if L > S:
+        raise ValueError(f"L must be at most S, got L={L}, S={S}")
+    expected = torch.ones(L, S, dtype=torch.bool).tril(diagonal=S - L)
+    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
+        raise Mistake("SDPA takes a bool mask here: a bool tensor, True = may attend")
+    if answer.shape != expected.shape:
+        raise Mistake(f"the shape should be (L, S) = {(L, S)}, one row per new query; got {tuple(answer.shape)}")
+    if torch.equal(answer, expected):
+        return
+    if torch.equal(answer, ~expected):
+        raise Mistake("that is MHA's polarity (True = blocked); for SDPA, True means may attend")
+    if torch.equal(answer, torch.ones(L, S, dtype=torch.bool).tril()):
+        raise Mistake("that is the top-left triangle is_causal=True builds: which positions do the new tokens hold?")
+    if not answer[torch.arange(L), torch.arange(S - L, S)].all():
+        raise Mistake("a new token must also see itself: look at the cell of its own position")
+    if answer[~expected].any():
+        raise Mistake("a new token sees a key after its own position: that is the future")
+    raise Mistake("some keys at or before a new token's position are blocked: it may see all of them")

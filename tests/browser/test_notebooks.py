@@ -124,17 +124,22 @@ EXPECTED: dict[str, list[Move]] = {
         Move("padding", kind="toggle", option="left", after="left padding: LEAKS the future", masked=19),
     ],
     "07": [  # fast_paths_explorer: 8 hatched cells = 2 pad rows x 4 output features
-        Move("mode", kind="dropdown", option="eval, grad on", before="MHA, need_weights=False, eval + no_grad, "
-             "left padding + causal: rows with no visible key [0, 1] -> NaN",
-             after="rows with no visible key [0, 1] -> out_proj.bias (0 before out_proj)", masked=8),
+        Move("masks", kind="toggle", option="float", before="MHA, need_weights=False, eval + no_grad, bool masks, "
+             "left padding + causal: rows with no visible key [0, 1] -> NaN (fast path: native MHA)",
+             after="float masks, left padding + causal: rows with no visible key [0, 1] -> out_proj.bias "
+             "(0 before out_proj) (no fast path)", masked=8),
+        Move("masks", kind="toggle", option="bool",
+             after="bool masks, left padding + causal: rows with no visible key [0, 1] -> NaN (fast path: native MHA)"),
+        Move("mode", kind="dropdown", option="eval, grad on",
+             after="rows with no visible key [0, 1] -> out_proj.bias (0 before out_proj) (no fast path)", masked=8),
         Move("path", kind="dropdown", option="nn.TransformerEncoder", after="nn.TransformerEncoder, eval, grad on, "
-             "left padding + causal: rows with no visible key [0, 1] -> ordinary values"),
+             "bool masks, left padding + causal: rows with no visible key [0, 1] -> ordinary values (no fast path)"),
         Move("padding", kind="toggle", option="right",
              after="right padding + causal: no row without a visible key; pad rows [3, 4] -> ordinary values"),
-        Move("causal mask", kind="checkbox", after="nn.TransformerEncoder, eval, grad on, right padding: "
-             "no row without a visible key; pad rows [3, 4] -> ordinary values", masked=8),
+        Move("causal mask", kind="checkbox", after="nn.TransformerEncoder, eval, grad on, bool masks, right padding: "
+             "no row without a visible key; pad rows [3, 4] -> ordinary values (no fast path)", masked=8),
         Move("mode", kind="dropdown", option="eval, frozen parameters, grad on",
-             after="pad rows [3, 4] -> exact zeros", masked=8),
+             after="pad rows [3, 4] -> exact zeros (fast path: nested tensor + fused encoder layer)", masked=8),
     ],
     "08": [  # classifier_explorer: pad to 20 -> 24, mask off, pad to 4 (refused), 5
         Move("pad to", presses=4, before="pad to 20, mask as trained: masked model (with mask): positive",

@@ -1,78 +1,108 @@
-"""Chapter 7's explorer (helpers.chapters.ch07_dead_rows_and_fast_paths): what each code path returns for rows
-with no visible key and for pad rows."""
+"""Chapter 7's code (helpers.chapters.ch07_dead_rows_and_fast_paths): the fast-path spy, the explorer (what each
+code path returns for rows with no visible key and for pad rows), and the exercise checks."""
 
 import itertools
 
 import pytest
 import torch
+from torch import nn
 
+from helpers.chapters import ch07_dead_rows_and_fast_paths as ch07
 from helpers.chapters.ch07_dead_rows_and_fast_paths import (
     FAST_MODES,
     FAST_PATHS,
     FAST_TOKENS,
+    MASK_DTYPES,
     fast_batch,
     fast_output,
+    fast_path_spy,
     fast_paths_explorer,
     fast_paths_view,
+    fast_run,
     fast_setup,
     merge_heads,
     split_heads,
 )
+from helpers.exercises import Mistake
 from helpers.explorer import view_html
+from helpers.masks import causal_mask, key_padding_mask
 
 MANUAL_INF, MANUAL_MIN, SDPA, MHA_WEIGHTS, MHA, ENCODER = FAST_PATHS
 TRAINING, EVAL_GRAD, NO_GRAD, FROZEN = FAST_MODES
+BIAS = "out_proj.bias (0 before out_proj)"
+
+
+def test_spy_counts_and_restores():
+    original = torch._native_multi_head_attention
+    mha = fast_setup().mha.eval()
+    x, kpm = fast_batch("left")
+    with torch.no_grad(), fast_path_spy() as calls:
+        mha(x, x, x, key_padding_mask=kpm)
+        mha.train()
+        mha(x, x, x, key_padding_mask=kpm)
+    mha.eval()
+    assert calls == {"native MHA": 1} and torch._native_multi_head_attention is original
+    with pytest.raises(RuntimeError), fast_path_spy():
+        raise RuntimeError("inside")
+    assert torch._native_multi_head_attention is original
 
 
 @pytest.mark.parametrize(
-    ("path", "mode", "expected"),
+    ("path", "mode", "masks", "expected", "ran"),
     [
-        (MANUAL_INF, NO_GRAD, "NaN"),
-        (MANUAL_MIN, TRAINING, "finite: the plain average of all 5 values"),
-        (SDPA, EVAL_GRAD, "out_proj.bias (0 before out_proj)"),
-        (MHA_WEIGHTS, TRAINING, "NaN"),
-        (MHA, TRAINING, "out_proj.bias (0 before out_proj)"),
-        (MHA, EVAL_GRAD, "out_proj.bias (0 before out_proj)"),
-        (MHA, NO_GRAD, "NaN"),                 # the fast path
-        (MHA, FROZEN, "NaN"),                  # frozen parameters, grad on: the fast path too
-        (ENCODER, EVAL_GRAD, "ordinary values"),
-        (ENCODER, NO_GRAD, "NaN"),
-        (ENCODER, FROZEN, "NaN"),
+        (MANUAL_INF, NO_GRAD, "bool", "NaN", "no fast path"),
+        (MANUAL_MIN, TRAINING, "bool", "finite: the plain average of all 5 values", "no fast path"),
+        (SDPA, EVAL_GRAD, "bool", BIAS, "no fast path"),
+        (MHA_WEIGHTS, TRAINING, "bool", "NaN", "no fast path"),      # need_weights=True off the fast path: NaN
+        (MHA_WEIGHTS, NO_GRAD, "bool", "NaN", "fast path: native MHA"),   # need_weights=True ON the fast path
+        (MHA_WEIGHTS, NO_GRAD, "float", "NaN", "no fast path"),
+        (MHA, TRAINING, "bool", BIAS, "no fast path"),
+        (MHA, EVAL_GRAD, "bool", BIAS, "no fast path"),
+        (MHA, NO_GRAD, "bool", "NaN", "fast path: native MHA"),
+        (MHA, FROZEN, "bool", "NaN", "fast path: native MHA"),       # frozen parameters, grad on: the fast path
+        (MHA, NO_GRAD, "float", BIAS, "no fast path"),                # float masks turn MHA's fast path off
+        (MHA, FROZEN, "float", BIAS, "no fast path"),
+        (ENCODER, EVAL_GRAD, "bool", "ordinary values", "no fast path"),
+        (ENCODER, NO_GRAD, "bool", "NaN", "fast path: fused encoder layer"),
+        (ENCODER, NO_GRAD, "float", "NaN", "fast path: fused encoder layer"),   # float masks do not matter here
+        (ENCODER, FROZEN, "bool", "NaN", "fast path: fused encoder layer"),
     ],
 )
-def test_dead_rows_per_path_and_mode(path, mode, expected):
-    summary = fast_paths_view(path, "left", mode, causal=True).summary
-    assert f"rows with no visible key [0, 1] -> {expected}" in summary
+def test_dead_rows_per_path_mode_and_mask_dtype(path, mode, masks, expected, ran):
+    summary = fast_paths_view(path, "left", mode, True, masks).summary
+    assert f"rows with no visible key [0, 1] -> {expected}" in summary and summary.endswith(f"({ran})")
+    assert fast_run(path, "left", mode, True, masks).ran == ran
 
 
 @pytest.mark.parametrize(
-    ("padding", "mode", "causal", "zeros"),
+    ("padding", "mode", "causal", "masks", "zeros"),
     [
-        ("right", NO_GRAD, False, True),
-        ("right", FROZEN, False, True),       # nothing for autograd to record: same fast path
-        ("right", EVAL_GRAD, False, False),
-        ("right", TRAINING, False, False),
-        ("right", NO_GRAD, True, False),      # a causal mask as well: no nested tensor
-        ("left", NO_GRAD, False, False),      # left padding: no nested tensor
+        ("right", NO_GRAD, False, "bool", True),
+        ("right", NO_GRAD, False, "float", True),   # a float key_padding_mask is packed too
+        ("right", FROZEN, False, "bool", True),     # nothing for autograd to record: same fast path
+        ("right", EVAL_GRAD, False, "bool", False),
+        ("right", TRAINING, False, "bool", False),
+        ("right", NO_GRAD, True, "bool", False),    # a causal mask as well: no nested tensor
+        ("left", NO_GRAD, False, "bool", False),    # left padding: no nested tensor
     ],
 )
-def test_encoder_zeros_only_on_its_fast_path(padding, mode, causal, zeros):
-    out = fast_output(ENCODER, padding, mode, causal)
+def test_encoder_zeros_only_on_its_nested_tensor_path(padding, mode, causal, masks, zeros):
+    out, ran = fast_run(ENCODER, padding, mode, causal, masks)
     _, kpm = fast_batch(padding)
     assert (out[0][kpm[0]] == 0).all().item() is zeros
-    assert ("-> exact zeros" in fast_paths_view(ENCODER, padding, mode, causal).summary) is zeros
+    assert ("nested tensor" in ran) is zeros
+    assert ("-> exact zeros" in fast_paths_view(ENCODER, padding, mode, causal, masks).summary) is zeros
 
 
 def test_paths_agree_on_rows_with_a_visible_key():
     for padding, causal in itertools.product(FAST_TOKENS, [True, False]):
-        _, kpm = fast_batch(padding)
         reference = fast_output(MHA, padding, TRAINING, causal)
         live = torch.ones(2, 5, dtype=torch.bool)
         if causal and padding == "left":
             live[0, :2] = False
-        for path, mode in itertools.product(FAST_PATHS[:-1], FAST_MODES):
-            out = fast_output(path, padding, mode, causal)
-            assert (out[live] - reference[live]).abs().max() < 1e-5, (path, mode, padding, causal)
+        for path, mode, masks in itertools.product(FAST_PATHS[:-1], FAST_MODES, MASK_DTYPES):
+            out = fast_output(path, padding, mode, causal, masks)
+            assert (out[live] - reference[live]).abs().max() < 1e-5, (path, mode, padding, causal, masks)
 
 
 def test_finite_fill_dead_row_is_the_average_of_all_values():
@@ -81,8 +111,9 @@ def test_finite_fill_dead_row_is_the_average_of_all_values():
     with torch.no_grad():
         v = split_heads(mha, x)[2]
         average = merge_heads(mha, v.mean(-2, keepdim=True).expand_as(v))
-    out = fast_output(MANUAL_MIN, "left", NO_GRAD, True)
-    assert (out[0, :2] - average[0, :2]).abs().max() < 1e-5
+    for masks in MASK_DTYPES:   # replaced, or added (float32 finfo.min rounds these scores away)
+        out = fast_output(MANUAL_MIN, "left", NO_GRAD, True, masks)
+        assert (out[0, :2] - average[0, :2]).abs().max() < 1e-5
 
 
 def test_modules_are_left_in_eval_with_trainable_parameters():
@@ -97,8 +128,8 @@ def test_view_marks_dead_rows_and_pads():
     view = fast_paths_view()
     (panel,) = view.panels
     assert panel.red_rows == (0, 1) and panel.alert
-    assert view.summary == ("MHA, need_weights=False, eval + no_grad, left padding + causal: "
-                            "rows with no visible key [0, 1] -> NaN")
+    assert view.summary == ("MHA, need_weights=False, eval + no_grad, bool masks, left padding + causal: "
+                            "rows with no visible key [0, 1] -> NaN (fast path: native MHA)")
     html = view_html(view)
     assert html.count('class="masked framed"') == 8   # 2 dead pad rows x 4 features
     right = fast_paths_view(padding="right")
@@ -111,6 +142,7 @@ def test_view_marks_dead_rows_and_pads():
         ({"path": "torch.matmul"}, "path must be one of"),
         ({"padding": "middle"}, "padding must be one of"),
         ({"mode": "inference"}, "mode must be one of"),
+        ({"masks": "int"}, "masks must be one of"),
     ],
 )
 def test_bad_input_is_named(kwargs, message):
@@ -120,10 +152,99 @@ def test_bad_input_is_named(kwargs, message):
 
 def test_explorer_updates():
     box = fast_paths_explorer()
-    path, padding, mode, causal = box.controls.values()
+    path, padding, mode, causal, masks = box.controls.values()
     summary = box.summary
-    assert summary.value.endswith("[0, 1] -&gt; NaN")
-    mode.value = EVAL_GRAD
-    assert summary.value.endswith("[0, 1] -&gt; out_proj.bias (0 before out_proj)")
+    assert summary.value.endswith("[0, 1] -&gt; NaN (fast path: native MHA)")
+    masks.value = "float"
+    assert summary.value.endswith("[0, 1] -&gt; out_proj.bias (0 before out_proj) (no fast path)")
+    masks.value, mode.value = "bool", EVAL_GRAD
+    assert summary.value.endswith("[0, 1] -&gt; out_proj.bias (0 before out_proj) (no fast path)")
     path.value, padding.value, causal.value, mode.value = ENCODER, "right", False, FROZEN
-    assert summary.value.endswith("pad rows [3, 4] -&gt; exact zeros")
+    assert summary.value.endswith("pad rows [3, 4] -&gt; exact zeros (fast path: nested tensor + fused encoder layer)")
+
+
+# ---- the exercise checks ----------------------------------------------------------------------------------------
+
+LENGTHS = [2, 4, 1]
+
+
+def dead_rows(kpm, attn_mask):
+    return (kpm[:, None, :] | attn_mask).all(-1)
+
+
+def test_check_1_accepts_dead_rows_and_names_each_mistake():
+    ch07.check_1.solution(dead_rows, LENGTHS)
+    wrong = {
+        "should be a function": dead_rows(key_padding_mask(LENGTHS).flip(-1), causal_mask(4)),
+        "bool tensor": lambda kpm, attn_mask: dead_rows(kpm, attn_mask).int(),
+        "shape": lambda kpm, attn_mask: kpm[:, None, :] | attn_mask,
+        "you marked the pad positions": lambda kpm, attn_mask: kpm,          # passes under left padding + causal
+        "the attention mask blocks keys too": lambda kpm, attn_mask: kpm.all(-1, keepdim=True).expand_as(kpm),
+        "ALL its keys": lambda kpm, attn_mask: (kpm[:, None, :] | attn_mask).any(-1),
+        "polarity is reversed": lambda kpm, attn_mask: ~dead_rows(kpm, attn_mask),
+        "your function raised TypeError": lambda kpm: kpm,
+        "some rows are wrong": lambda kpm, attn_mask: dead_rows(kpm, attn_mask) ^ (torch.arange(kpm.shape[1]) == 3),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch07.check_1(answer, LENGTHS)
+    with pytest.raises(Mistake, match="right padding"):     # "the pads" passes the left-padded case, not this one
+        ch07.check_1(lambda kpm, attn_mask: kpm, LENGTHS)
+
+
+def test_check_2_accepts_replacement_and_names_each_mistake():
+    ch07.check_2.solution(lambda scores, blocked: scores.masked_fill(blocked, torch.finfo(scores.dtype).min))
+    wrong = {
+        "should be a function": torch.zeros(3, 3),
+        "row 2": lambda scores, blocked: scores.masked_fill(blocked, -1e4),                      # fixed fill
+        "raised RuntimeError": lambda scores, blocked: scores.masked_fill(blocked, -1e9),        # no float16
+        "float32 the row with no visible key became NaN": lambda scores, blocked: scores.masked_fill(
+            blocked, float("-inf")),
+        # added in the scores' own dtype: fine in float32, overflows to -inf in float16 (-30 + finfo.min)
+        "float16 the row with no visible key became NaN": lambda scores, blocked: scores + blocked.to(
+            scores.dtype) * torch.finfo(scores.dtype).min,
+        "keep the scores' dtype": lambda scores, blocked: scores.float().masked_fill(blocked, -3e38),
+        "visible scores changed": lambda scores, blocked: (scores * 2).masked_fill(blocked, torch.finfo(
+            scores.dtype).min),
+        "scores' shape": lambda scores, blocked: scores[0],
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch07.check_2(answer)
+
+
+def test_check_3_accepts_the_bottom_right_mask_and_hints_without_answering():
+    ones = torch.ones(2, 5, dtype=torch.bool)
+    ch07.check_3.solution(ones.tril(diagonal=3), 2, 5)
+    wrong = {
+        "bool tensor": ones.tril(diagonal=3).int(),
+        "shape": ones.tril(diagonal=3).T,
+        "MHA's polarity": ~ones.tril(diagonal=3),
+        "top-left triangle": ones.tril(),
+        "see itself": ones.tril(diagonal=2),
+        "that is the future": ones.tril(diagonal=4),
+        "may see all of them": ones.tril(diagonal=3) & torch.tensor([False, True, True, True, True]),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint) as caught:
+            ch07.check_3(answer, 2, 5)
+        assert "position 3" not in str(caught.value) and "tril(" not in str(caught.value)   # a hint, not the answer
+
+
+def test_checks_name_bad_problem_data():
+    with pytest.raises(TypeError, match="lengths must be"):
+        ch07.check_1(dead_rows, 4)
+    with pytest.raises(ValueError, match="L must be at most S"):
+        ch07.check_3(torch.ones(6, 5, dtype=torch.bool), 6, 5)
+
+
+def test_encoder_fast_path_conditions_match_the_source():
+    # norm_first=True: no nested tensor (PyTorch warns at construction), but each layer's fused kernel still runs
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True, norm_first=True)
+    with pytest.warns(UserWarning, match="norm_first was True"):
+        encoder = nn.TransformerEncoder(layer, 1).eval()
+    x, kpm = torch.randn(2, 5, 8), key_padding_mask([3, 5])
+    with torch.no_grad(), fast_path_spy() as calls:
+        encoder(x, src_key_padding_mask=kpm)
+    assert calls == {"fused encoder layer": 1}
