@@ -438,7 +438,8 @@ def training_view(length_0: int = 3, length_1: int = 5, padding: str = "left", f
                     masked=pads & ~on_pads, framed=on_pads, frame_color=RED, mark="!", fmt=".3f",
                     alert=bool(on_pads.any()), xlabel="slot", ylabel="")
     moved = got.real & ~(got.change <= 1e-5)
-    change = Panel(got.change.masked_fill(pads, 0.0), items, slots,
+    shown = got.change.masked_fill(pads | (got.change <= 1e-5), 0.0)   # rounding below 1e-5 shows as 0
+    change = Panel(shown, items, slots,
                    title="real tokens: |gradient change| vs unpadded", masked=pads, framed=moved, frame_color=RED,
                    mark="×", alert=bool(moved.any()), fmt=".2g", xlabel="slot", ylabel="")
     if not got.loss_finite:
