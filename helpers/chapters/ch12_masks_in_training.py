@@ -493,16 +493,17 @@ def check_1(answer: object, ids: torch.Tensor, attention_mask: torch.Tensor) -> 
     expected = labels_by_position(ids, attention_mask)
     if answer.shape != expected.shape:
         raise Mistake(f"the labels should have the shape of ids, {tuple(ids.shape)}")
-    if answer.dtype.is_floating_point or answer.dtype == torch.bool:
-        raise Mistake("labels are token ids: an integer tensor (cross_entropy wants int64)")
+    if answer.dtype != torch.int64:
+        raise Mistake(f"labels are token ids: cross_entropy wants an int64 tensor, got {answer.dtype}")
     pads = attention_mask == 0
     if (answer[pads] == 0).all() and pads.any():
         raise Mistake("the ignored positions must hold -100 (cross_entropy's ignore_index), not 0")
-    if (answer[~pads] != ids[~pads]).any():
-        if (answer[~pads & (ids == EOS_ID)] == IGNORE).any():
-            raise Mistake("a real <eos> lost its label: it has the pad's id, but the attention mask says it is real. "
-                          "Build the labels from the mask, not from the token id")
+    words = ~pads & (ids != EOS_ID)                    # the real tokens other than <eos>
+    if (answer[words] != ids[words]).any():
         raise Mistake("every real token (attention_mask 1) must keep its own id as its label")
+    if (answer[~pads] != ids[~pads]).any():
+        raise Mistake("a real <eos> lost its label: it has the pad's id, but the attention mask says it is real. "
+                      "Build the labels from the mask, not from the token id")
     if (answer[pads] != IGNORE).any():
         raise Mistake("the pads (attention_mask 0) still have labels: the loss would learn from them")
 
@@ -530,8 +531,10 @@ def check_2(answer: object) -> None:
         if torch.equal(got, h[:, 0]) and not torch.equal(got, expected):
             raise Mistake(f"that is the first slot; with {side} padding it is not the last real token")
         if not torch.equal(got, expected):
-            raise Mistake(f"with {side} padding some item got another token: find the last position whose mask is 1 "
-                          "(lengths - 1 is right only for right padding)")
+            hint = " (the number of real tokens - 1 is that position only under right padding)" \
+                if side == "left" else ""
+            raise Mistake(f"with {side} padding some item got another vector: return each item's output at "
+                          f"the last position whose mask is 1{hint}")
 
 
 @exercise

@@ -181,7 +181,8 @@ def test_check_1_accepts_labels_by_position_and_names_each_mistake():
     wrong = {
         "should be a torch.Tensor": IDS.tolist(),
         "shape of ids": IDS[:, :-1],
-        "integer tensor": IDS.float(),
+        "int64 tensor": IDS.float(),
+        "got torch.int32": IDS.masked_fill(MASK == 0, -100).int(),
         "-100": IDS.masked_fill(MASK == 0, 0),
         "real <eos> lost its label": IDS.masked_fill(IDS == 10, -100),
         "still have labels": IDS.clone(),
@@ -198,7 +199,8 @@ def test_check_2_accepts_the_last_real_token_and_names_each_mistake():
         "should be a function": 3,
         "last slot is a pad": lambda h, m: h[:, -1],
         "first slot": lambda h, m: h[:, 0],
-        "lengths - 1 is right only for right padding": lambda h, m: h[torch.arange(h.shape[0]), m.sum(-1) - 1],
+        "only under right padding": lambda h, m: h[torch.arange(h.shape[0]), m.sum(-1) - 1],
+        "last position whose mask is 1$": lambda h, m: h.mean(1),
         "one vector per item": lambda h, m: h,
         "raised": lambda h, m: torch.cat([h, m]),
     }
