@@ -11,7 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from helpers.attention import AttentionSteps, attention_steps
-from helpers.checks import CheckReport, check_no_future_leak, check_padding_invariance
+from helpers.checks import (
+    CheckReport,
+    check_gradient_padding_invariance,
+    check_no_future_leak,
+    check_padding_invariance,
+)
 from helpers.masks import (
     causal_mask,
     fill_value,
@@ -30,6 +35,7 @@ __all__ = [
     "CheckReport",
     "attention_steps",
     "causal_mask",
+    "check_gradient_padding_invariance",
     "check_no_future_leak",
     "check_padding_invariance",
     "check_versions",

@@ -749,3 +749,186 @@ def check_mask_pattern(
     if raise_on_fail and not report.passed:
         raise MaskCheckError(str(report))
     return report
+
+
+# ---- Gradients: training must not depend on the padding either ------------------------------------------------
+
+GRAD_RTOL = 1e-4   # gradients sum over every token of the batch: their rounding grows with the batch
+
+
+def _loss_and_grads(fn: Attn, params: list[tuple[str, torch.Tensor]], x: torch.Tensor, kpm: torch.Tensor,
+                    am: torch.Tensor | None, directions: torch.Tensor, compared: torch.Tensor, pooled: bool,
+                    where: str) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
+    """Backward of loss = sum over compared outputs of <output, direction>: the parameters' gradients (zeros where
+    a parameter got none), x's gradient, and the loss. Nothing else reads the output: a pad's output gets
+    gradient exactly 0, as under a correct loss mask."""
+    x = x.clone().requires_grad_(True)
+    kwargs = {"position_ids": position_ids(kpm)} if "position_ids" in _parameters(fn) else {}
+    for _, p in params:
+        p.grad = None
+    try:
+        with torch.enable_grad():
+            out = fn(x, kpm, am, **kwargs)
+            if not isinstance(out, torch.Tensor) or tuple(out.shape[:1 if pooled else 2]) != tuple(
+                    x.shape[:1 if pooled else 2]):
+                promise = "(N, ...)" if pooled else "(N, L, ...)"
+                got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+                raise ValueError(f"attn must return one tensor {promise}, got {got} in {where}")
+            picked = out[:, None] if pooled else out                    # pooled: one "position" per item
+            loss = (picked[compared].float() * directions[compared]).sum()
+            loss.backward()
+    except ValueError:
+        raise
+    except Exception as error:
+        raise AttnCallError(f"attn raised {type(error).__name__} in {where} (forward or backward), called with "
+                            f"{_shapes(x, kpm, am, kwargs)}: {error}") from error
+    grads = [torch.zeros_like(p) if p.grad is None else p.grad.detach().clone() for _, p in params]
+    for _, p in params:
+        p.grad = None
+    return grads, x.grad.detach().clone(), loss.detach()
+
+
+def check_gradient_padding_invariance(
+    attn: object,
+    *,
+    parameters: object = None,
+    embed_dim: int | None = None,
+    causal: bool = False,
+    padding_side: str = "both",
+    trials: int = 5,
+    batch_size: int = 3,
+    max_len: int = 7,
+    atol: float = ATOL,
+    rtol: float = GRAD_RTOL,
+    pooled: bool = False,
+    seed: int = 0,
+    raise_on_fail: bool = False,
+) -> CheckReport:
+    """Training must not depend on the padding: the same real tokens, padded, give the same gradients.
+
+    Each trial builds a random batch (item 0 always has padding) and a loss that reads only the real-token
+    outputs (pooled=True: one output per item): loss = sum of <output, d> with fixed random directions d, so
+    every pad's output gets gradient exactly 0, as under a correct loss mask. It backpropagates that loss
+    through the padded batch (right- and/or left-padded, padding_side) and, for comparison, through each item
+    run alone, unpadded (the gradients of those runs summed: the loss is a sum over items). Two things must hold:
+    - every gradient is finite: every parameter's, and x's at the real tokens (a dead query row with a -inf fill
+      turns them NaN through 0 * NaN, even though the loss never reads that row);
+    - the padded batch's gradients equal the unpadded runs': each parameter's, and x's at every real token,
+      within atol + rtol * scale, scale as in check_padding_invariance (the element's |b|, at least the median
+      |b| of its tensor: of the parameter, or of the token's gradient vector).
+    attn: as for check_padding_invariance (nn.MultiheadAttention and the encoder modules are adapted, with
+    need_weights=False), called here WITH gradients, so PyTorch's eval-mode fast paths are not taken (nothing
+    would record autograd). parameters: the tensors whose gradients are compared; by default every parameter
+    of attn (an nn.Module) that requires grad. Pass them for a plain callable, e.g. parameters=model.parameters().
+    Mode: put dropout off (eval mode, or dropout=0); the check never changes the mode. rtol defaults to GRAD_RTOL
+    (1e-4): a parameter's gradient is a sum over every token of the batch, so its rounding error grows with it.
+    A report names the first failure: a NaN or inf gradient (which parameter, which run), or the worst difference.
+    """
+    fn, E = as_attn(attn), _embed_dim(attn, embed_dim)
+    _validate(trials, batch_size, max_len, atol, rtol, seed, padding_side,
+              {"causal": causal, "pooled": pooled, "raise_on_fail": raise_on_fail})
+    if parameters is None:
+        if not isinstance(attn, nn.Module):
+            raise ValueError("parameters is required when attn is a plain callable: pass the tensors whose "
+                             "gradients to compare, e.g. parameters=model.parameters()")
+        params = [(name, p) for name, p in attn.named_parameters() if p.requires_grad]
+    else:
+        if isinstance(parameters, torch.Tensor):
+            raise TypeError("parameters must be an iterable of tensors (e.g. model.parameters()), got one tensor: "
+                            "wrap it in a list")
+        try:
+            listed = list(parameters)  # type: ignore[call-overload]
+        except TypeError:
+            raise TypeError(f"parameters must be an iterable of tensors (e.g. model.parameters()), got "
+                            f"{type(parameters).__name__}") from None
+        if not all(isinstance(p, torch.Tensor) for p in listed):
+            raise TypeError("parameters must hold only tensors (e.g. model.parameters())")
+        params = [(f"parameter {i} {tuple(p.shape)}", p) for i, p in enumerate(listed)]
+    if not params:
+        raise ValueError("attn has no parameter that requires grad: nothing to compare (pass parameters=...)")
+    if not all(p.requires_grad and p.is_leaf for _, p in params):
+        raise ValueError("every tensor in parameters must be a leaf that requires grad (a model's parameters)")
+    g = torch.Generator().manual_seed(seed)
+    name = "gradient padding invariance" + (" (causal)" if causal else "") + (" (pooled)" if pooled else "")
+    worst, worst_rel, nonfinite, first = 0.0, 0.0, False, None
+
+    def compare(a: torch.Tensor, b: torch.Tensor, what: str) -> None:
+        nonlocal worst, worst_rel, first
+        finite = b.abs()
+        scale = torch.maximum(finite, finite.median()) if b.numel() else finite
+        d = (a - b).abs()
+        failing = d > atol + rtol * scale
+        worst = max(worst, float(d.max()) if d.numel() else 0.0)
+        if failing.any():
+            worst_rel = max(worst_rel, float((d / scale)[failing].max()))
+            if first is None:
+                at = torch.unravel_index(d.masked_fill(~failing, -1.0).argmax(), d.shape)
+                index = ", ".join(str(int(i)) for i in at)
+                first = f"{what} differs by {float(d[at]):.2g} (at [{index}])"
+
+    def finite_or_fail(tensors: list[tuple[str, torch.Tensor]], run: str) -> bool:
+        nonlocal nonfinite, first
+        for label, t in tensors:
+            if not t.isfinite().all():
+                nonfinite = True
+                if first is None:
+                    kind = "NaN" if t.isnan().any() else "inf"
+                    first = f"{run}: the gradient of {label} is {kind}"
+                return False
+        return True
+
+    for trial in range(trials):
+        S = int(torch.randint(2, max_len + 1, (), generator=g))
+        lengths = [int(torch.randint(1, S, (), generator=g))]  # item 0: at least one pad
+        lengths += [int(torch.randint(1, S + 1, (), generator=g)) for _ in range(batch_size - 1)]
+        x = torch.randn(batch_size, S, E, generator=g)
+        probe_kpm = key_padding_mask(lengths, S)
+        with torch.no_grad():
+            kwargs = {"position_ids": position_ids(probe_kpm)} if "position_ids" in _parameters(fn) else {}
+            try:
+                probe = fn(x.clone(), probe_kpm, causal_mask(S) if causal else None, **kwargs)
+            except Exception as error:
+                raise AttnCallError(f"attn raised {type(error).__name__} in trial {trial}, called with "
+                                    f"{_shapes(x, probe_kpm, None, kwargs)}: {error}") from error
+        if not isinstance(probe, torch.Tensor):
+            raise TypeError(f"attn must return one tensor, got {type(probe).__name__} (return only the output)")
+        features = tuple(probe.shape[1:] if pooled else probe.shape[2:])
+        directions = torch.randn(batch_size, 1 if pooled else S, *features, generator=g)   # fixed per real token
+        alone_params: list[torch.Tensor] | None = None
+        alone_x: list[torch.Tensor] = []
+        for i, n in enumerate(lengths):
+            one = torch.ones(1, 1 if pooled else n, dtype=torch.bool)
+            grads, gx, _ = _loss_and_grads(fn, params, x[i:i + 1, :n], torch.zeros(1, n, dtype=torch.bool),
+                                           causal_mask(n) if causal else None,
+                                           directions[i:i + 1, :1 if pooled else n], one, pooled,
+                                           f"trial {trial}, item {i} alone")
+            alone_params = grads if alone_params is None else [a + b for a, b in zip(alone_params, grads, strict=True)]
+            alone_x.append(gx[0])
+        assert alone_params is not None
+        where_alone = Trial(trial, lengths, "right", S)
+        if not finite_or_fail([(label, t) for (label, _), t in zip(params, alone_params, strict=True)]
+                              + [("x", t) for t in alone_x], f"{where_alone}: the items run alone (unpadded)"):
+            continue
+        for side in _sides(padding_side):
+            kpm = key_padding_mask(lengths, S)
+            xs, dirs = x, directions
+            if side == "left":
+                xs, kpm = _left_pad(x, lengths), _left_pad(kpm, lengths)
+                dirs = directions if pooled else _left_pad(directions, lengths)
+            where = Trial(trial, lengths, side, S)
+            compared = torch.ones(batch_size, 1, dtype=torch.bool) if pooled else ~kpm
+            grads, gx, _ = _loss_and_grads(fn, params, xs, kpm, causal_mask(S) if causal else None, dirs,
+                                           compared, pooled, str(where))
+            real_x = [gx[i][~kpm[i]] for i in range(batch_size)]
+            if not finite_or_fail([(label, t) for (label, _), t in zip(params, grads, strict=True)]
+                                  + [(f"x at item {i}'s real tokens", t) for i, t in enumerate(real_x)],
+                                  f"{where}: in the padded batch"):
+                continue
+            for (label, _), a, b in zip(params, grads, alone_params, strict=True):
+                compare(a, b, f"{where}: the gradient of {label}, padded vs the items run alone,")
+            for i, (a, b) in enumerate(zip(real_x, alone_x, strict=True)):
+                compare(a, b, f"{where}: the gradient of x at item {i}'s real tokens, padded vs alone,")
+    report = CheckReport(name, first is None, math.nan if nonfinite else worst, atol, trials, first, rtol, worst_rel)
+    if raise_on_fail and not report.passed:
+        raise MaskCheckError(str(report))
+    return report

@@ -174,6 +174,17 @@ EXPECTED["10"] = [  # packing_explorer: the 8 sequences padded, bucketed, packed
          masked=28),
 ]
 
+EXPECTED["12"] = [  # training_explorer: a dead row's NaN gradients, then the fixes and the leaks
+    Move("fill", kind="dropdown", option="finfo.min", before="lengths [3, 5], left padding + causal, fill -inf, "
+         "per-token loss, token mean: 2 dead row(s); NaN gradients in in_proj_weight, in_proj_bias, out_proj.weight",
+         after="fill finfo.min, per-token loss, token mean: 2 dead row(s); every gradient finite; real-token "
+         "gradients unchanged vs unpadded (within 1e-5)", masked=4),
+    Move("padding", kind="toggle", option="right", after="lengths [3, 5], right padding + causal, fill finfo.min, "
+         "per-token loss, token mean: 0 dead row(s)", masked=4),
+    Move("loss", kind="dropdown", option="pads in the loss", after="pads in the loss: 0 dead row(s); every gradient "
+         "finite; real-token gradients moved by up to", masked=2),
+]
+
 
 def shows_widget(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", []))

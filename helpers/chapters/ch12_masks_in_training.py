@@ -1,0 +1,570 @@
+"""Chapter 12: masks in training: gradients through a mask, dead rows in backward, the loss mask, pooling, explorer.
+
+The running example of steps 2-3 is chapter 7's: one attention layer (nn.MultiheadAttention's projections),
+a batch of two items, item 0 left-padded under a causal mask, so its two pad query rows see no key (dead rows).
+`Attention(mha, fix)` is that layer with one way of handling dead rows; it takes the series' calling convention
+attn(x, key_padding_mask, attn_mask), so helpers.checks can test it. `gradients()` backpropagates a loss that
+reads only chosen outputs. Step 4 trains a small cousin of chapter 9's TinyLM to count up to 9 and stop.
+The explorer (at the end): one batch with adjustable lengths, padding side, fill, loss and pooling; it shows the
+weight of every token's output in the loss, the real tokens' gradient change against the unpadded run, and
+which gradients are finite. Every update backpropagates a 2 x 5 batch (about a millisecond), cached.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Callable
+from typing import NamedTuple
+
+import ipywidgets as widgets
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from helpers import arguments
+from helpers.chapters.ch09_batched_generation import TinyLM
+from helpers.exercises import Mistake, exercise
+from helpers.explorer import RED, Explorer, Panel, View, explorer
+from helpers.masks import causal_mask
+from helpers.training import Adam, deterministic
+
+IGNORE = -100   # cross_entropy's default ignore_index
+
+# --- step 1: what flows backward through a mask ---
+
+STEP1_FILLS = ("bool mask, masked_fill(-inf)", "masked_fill(-1e9)", "masked_fill(finfo.min)",
+               "additive mask (0 / finfo.min)", "additive mask (0 / -inf)")
+
+
+def masked_scores(scores: torch.Tensor, blocked: torch.Tensor, how: str) -> torch.Tensor:
+    """scores with the blocked cells hidden in one of the ways of STEP1_FILLS (by replacement or by addition)."""
+    arguments.floating(scores, "scores")
+    arguments.bool_mask(blocked, "blocked")
+    low = torch.finfo(scores.dtype).min
+    if how == STEP1_FILLS[0]:
+        return scores.masked_fill(blocked, float("-inf"))
+    if how == STEP1_FILLS[1]:
+        return scores.masked_fill(blocked, -1e9)
+    if how == STEP1_FILLS[2]:
+        return scores.masked_fill(blocked, low)
+    if how == STEP1_FILLS[3]:
+        return scores + torch.zeros_like(scores).masked_fill(blocked, low)
+    if how == STEP1_FILLS[4]:
+        return scores + torch.zeros_like(scores).masked_fill(blocked, float("-inf"))
+    raise ValueError(f"how must be one of {STEP1_FILLS}, got {how!r}")
+
+
+# --- steps 2-3: one attention layer, with each way of handling a dead row ---
+
+FIXES = ("-inf", "-1e9", "finfo.min", "safe softmax", "see itself", "zero after softmax",
+         "zero after softmax, additive -inf", "drop dead rows", "sdpa")
+
+
+def safe_softmax(scores: torch.Tensor, blocked: torch.Tensor) -> torch.Tensor:
+    """Softmax over the visible keys; a row with no visible key gives 0 everywhere, with a finite gradient."""
+    arguments.floating(scores, "scores")
+    arguments.bool_mask(blocked, "blocked")
+    hidden = scores.masked_fill(blocked, float("-inf"))
+    top = hidden.amax(-1, keepdim=True).detach()
+    top = torch.where(top.isfinite(), top, torch.zeros_like(top))   # a dead row: subtract 0, not -inf
+    e = (hidden - top).exp()                                         # exactly 0 at every blocked cell
+    total = e.sum(-1, keepdim=True)
+    return e / torch.where(total == 0, torch.ones_like(total), total)
+
+
+def project(mha: nn.MultiheadAttention, x: torch.Tensor) -> list[torch.Tensor]:
+    """MHA's input projection, split into heads: q, k, v of shape (N, H, L, E/H) (chapter 7's project)."""
+    N, L, E = x.shape
+    q, k, v = F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
+    return [t.view(N, L, mha.num_heads, E // mha.num_heads).transpose(1, 2) for t in (q, k, v)]
+
+
+def merge(mha: nn.MultiheadAttention, heads: torch.Tensor) -> torch.Tensor:
+    """(N, H, L, E/H) -> (N, L, E), then MHA's output projection."""
+    N, _, L, _ = heads.shape
+    return mha.out_proj(heads.transpose(1, 2).reshape(N, L, -1))
+
+
+class Attention(nn.Module):
+    """One attention layer with `mha`'s weights; `fix` says how a query row with no visible key is handled.
+
+    forward(x, key_padding_mask, attn_mask) -> (N, L, E), helpers.checks' calling convention
+    (key_padding_mask True = pad, attn_mask True = not allowed, or None).
+    """
+
+    def __init__(self, mha: nn.MultiheadAttention, fix: str = "finfo.min"):
+        super().__init__()
+        if not isinstance(mha, nn.MultiheadAttention) or not mha.batch_first:
+            raise TypeError("mha must be an nn.MultiheadAttention with batch_first=True")
+        if fix not in FIXES:
+            raise ValueError(f"fix must be one of {FIXES}, got {fix!r}")
+        self.mha, self.fix = mha, fix
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor,
+                attn_mask: torch.Tensor | None = None) -> torch.Tensor:
+        arguments.bool_mask(key_padding_mask, "key_padding_mask")
+        blocked = key_padding_mask[:, None, None, :]                       # (N, 1, 1, S)
+        if attn_mask is not None:
+            blocked = blocked | arguments.bool_mask(attn_mask, "attn_mask")
+        L = x.shape[1]
+        blocked = blocked.expand(x.shape[0], 1, L, L)
+        dead = blocked.all(-1, keepdim=True)                               # (N, 1, L, 1)
+        q, k, v = project(self.mha, x)
+        if self.fix == "sdpa":
+            return merge(self.mha, F.scaled_dot_product_attention(q, k, v, attn_mask=~blocked))
+        if self.fix == "drop dead rows":
+            return merge(self.mha, self._without_dead_rows(q, k, v, blocked, dead))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if self.fix == "see itself":
+            blocked = blocked & ~torch.eye(L, dtype=torch.bool)           # the diagonal is always visible
+        if self.fix == "safe softmax":
+            weights = safe_softmax(scores, blocked)
+        elif self.fix == "zero after softmax, additive -inf":
+            weights = (scores + torch.zeros_like(scores).masked_fill(blocked, float("-inf"))).softmax(-1)
+            weights = weights.masked_fill(dead, 0.0)
+        else:
+            fill = {"-inf": float("-inf"), "-1e9": -1e9}.get(self.fix, torch.finfo(scores.dtype).min)
+            weights = scores.masked_fill(blocked, fill).softmax(-1)
+            if self.fix == "zero after softmax":
+                weights = weights.masked_fill(dead, 0.0)
+        return merge(self.mha, weights @ v)
+
+    @staticmethod
+    def _without_dead_rows(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, blocked: torch.Tensor,
+                           dead: torch.Tensor) -> torch.Tensor:
+        """Attention for the rows that see a key only (each item's live rows, selected); dead rows get 0."""
+        rows = []
+        for n in range(q.shape[0]):
+            live = ~dead[n, 0, :, 0]
+            out = torch.zeros_like(q[n])
+            if live.any():
+                index = live.nonzero()[:, 0]
+                got = F.scaled_dot_product_attention(q[n:n + 1, :, index], k[n:n + 1], v[n:n + 1],
+                                                     attn_mask=~blocked[n:n + 1, :, index])[0]
+                out = out.index_copy(1, index, got)
+            rows.append(out)
+        return torch.stack(rows)
+
+
+class Grads(NamedTuple):
+    loss: torch.Tensor                  # the loss (0-d)
+    params: dict[str, torch.Tensor]     # every parameter's gradient, by name
+    x: torch.Tensor                     # the input's gradient (N, L, E)
+
+
+def gradients(module: nn.Module, run: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
+              read: torch.Tensor, directions: torch.Tensor) -> Grads:
+    """Backpropagate loss = sum over the outputs selected by `read` (bool (N, L)) of <output, direction>.
+
+    run(x) -> (N, L, E) is one forward pass through `module`; selecting (indexing) the read outputs means the
+    others get gradient exactly 0, as under a correct loss mask."""
+    arguments.bool_mask(read, "read")
+    module.zero_grad(set_to_none=True)
+    x = x.clone().requires_grad_(True)
+    out = run(x)
+    loss = (out[read] * directions[read]).sum()
+    loss.backward()
+    params = {name: (torch.zeros_like(p) if p.grad is None else p.grad.clone())
+              for name, p in module.named_parameters()}
+    module.zero_grad(set_to_none=True)
+    return Grads(loss.detach(), params, x.grad.detach())
+
+
+def flex_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, key_padding_mask: torch.Tensor) -> str:
+    """Try flex_attention (eager, causal + padding mask_mod) forward and backward on the CPU; what happened."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    N, _, L, _ = q.shape
+
+    def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        return ~key_padding_mask[b, kv_idx] & (q_idx >= kv_idx)
+    block_mask = create_block_mask(mod, B=N, H=None, Q_LEN=L, KV_LEN=L, device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # "flex_attention called without torch.compile()": chapter 10 shows it
+        try:
+            out = flex_attention(q, k, v, block_mask=block_mask)
+        except NotImplementedError as error:
+            return f"NotImplementedError: {str(error).splitlines()[0]}"
+    return "ran" if out.isfinite().all() else "ran, NaN"
+
+
+# --- step 4: the loss mask; a model that must learn to stop ---
+
+STOP_TOKENS = tuple("0123456789") + ("<eos>",)
+EOS_ID = 10   # and, in the trap, the pad id too
+
+
+def stop_lines() -> list[list[int]]:
+    """Ten lines: count from each digit s up to 9, then <eos> ("6 7 8 9 <eos>"): 2 to 11 tokens."""
+    return [list(range(s, 10)) + [EOS_ID] for s in range(10)]
+
+
+def labels_by_position(ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Labels = ids, with -100 wherever attention_mask is 0 (a pad): by position, whatever the pad's id."""
+    arguments.tensor(ids, "ids")
+    arguments.keep_mask(attention_mask, "attention_mask")
+    if ids.shape != attention_mask.shape:
+        raise ValueError(f"ids and attention_mask must have the same shape, got {tuple(ids.shape)} and "
+                         f"{tuple(attention_mask.shape)}")
+    return ids.masked_fill(attention_mask == 0, IGNORE)
+
+
+def stopper(seed: int = 0) -> TinyLM:
+    """Chapter 9's TinyLM, smaller: 1 block, 16 dimensions, 2 heads, 11 tokens (digits and <eos>), seeded."""
+    torch.manual_seed(arguments.integer(seed, "seed"))
+    return TinyLM(vocab_size=len(STOP_TOKENS), d_model=16, n_heads=2, n_layers=1, max_len=16)
+
+
+def train_stopper(ids: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor, steps: int = 60,
+                  lr: float = 1e-2, seed: int = 0) -> tuple[TinyLM, list[float]]:
+    """Train stopper(seed) on next-token cross-entropy: the logits at t predict labels[t + 1] (-100 = no loss).
+    Full batch, AdamW (helpers.training.Adam), one thread, deterministic: the same model every run."""
+    steps = arguments.integer(steps, "steps", minimum=1)
+    lr = arguments.number(lr, "lr", minimum=0)
+    if not (ids.shape == attention_mask.shape == labels.shape) or ids.dim() != 2:
+        raise ValueError(f"ids, attention_mask and labels must all be (N, L), got {tuple(ids.shape)}, "
+                         f"{tuple(attention_mask.shape)}, {tuple(labels.shape)}")
+    model, losses = stopper(seed), []
+    optimizer = Adam(model.parameters(), weight_decay=0.01)
+    with deterministic():
+        for _ in range(steps):
+            logits = model(ids[:, :-1], attention_mask[:, :-1]).logits
+            loss = F.cross_entropy(logits.flatten(0, 1), labels[:, 1:].flatten(), ignore_index=IGNORE)
+            loss.backward()
+            optimizer.step(lr)
+            losses.append(loss.item())
+    return model.eval(), losses
+
+
+@torch.no_grad()
+def continue_line(model: TinyLM, start: int, max_new: int = 12) -> list[int]:
+    """Greedy continuation of the one-token line [start], until <eos> or max_new new tokens."""
+    start = arguments.integer(start, "start", minimum=0)
+    ids = [start]
+    for _ in range(arguments.integer(max_new, "max_new", minimum=1)):
+        nxt = int(model(torch.tensor([ids[-model.max_len:]])).logits[0, -1].argmax())
+        ids.append(nxt)
+        if nxt == EOS_ID:
+            break
+    return ids
+
+
+def spell(ids: list[int]) -> str:
+    """[6, 7, 10] -> '6 7 <eos>'."""
+    return " ".join(STOP_TOKENS[i] for i in ids)
+
+
+def token_weights(lengths: list[int], mean: str) -> torch.Tensor:
+    """(N, max length) weight of each real token in a mean loss: "token" = 1/total tokens, "sequence" = 1/(N L_i)."""
+    if not isinstance(lengths, (list, tuple)) or not lengths or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in lengths):
+        raise ValueError(f"lengths must be a non-empty list of ints >= 1, got {lengths!r}")
+    if mean not in ("token", "sequence"):
+        raise ValueError(f"mean must be 'token' or 'sequence', got {mean!r}")
+    real = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]
+    if mean == "token":
+        return real.double() / sum(lengths)
+    return real.double() / (len(lengths) * torch.tensor(lengths, dtype=torch.float64)[:, None])
+
+
+# --- step 5: pooling ---
+
+POOLINGS = ("mean with pads", "mean of real tokens", "last slot", "last real token", "first slot",
+            "first real token")
+
+
+def pool(h: torch.Tensor, key_padding_mask: torch.Tensor, how: str) -> torch.Tensor:
+    """(N, L, E) outputs -> (N, E), one vector per item; key_padding_mask True = pad."""
+    arguments.bool_mask(key_padding_mask, "key_padding_mask")
+    real = ~key_padding_mask
+    rows = torch.arange(h.shape[0])
+    if how == "mean with pads":
+        return h.mean(1)
+    if how == "mean of real tokens":   # masked_fill, not h * mask: a NaN at a pad would give 0 * NaN = NaN
+        return h.masked_fill(key_padding_mask[..., None], 0.0).sum(1) / real.sum(1, keepdim=True)
+    if how == "last slot":
+        return h[:, -1]
+    if how == "last real token":      # the last True of `real`, on either padding side
+        return h[rows, h.shape[1] - 1 - real.flip(-1).int().argmax(-1)]
+    if how == "first slot":
+        return h[:, 0]
+    if how == "first real token":
+        return h[rows, real.int().argmax(-1)]
+    raise ValueError(f"how must be one of {POOLINGS}, got {how!r}")
+
+
+class Pooled(nn.Module):
+    """An attention layer (with a finfo.min fill) followed by one pooling: attn(x, kpm, attn_mask) -> (N, E)."""
+
+    def __init__(self, mha: nn.MultiheadAttention, how: str):
+        super().__init__()
+        if how not in POOLINGS:
+            raise ValueError(f"how must be one of {POOLINGS}, got {how!r}")
+        self.layer, self.how = Attention(mha, "finfo.min"), how
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor,
+                attn_mask: torch.Tensor | None = None) -> torch.Tensor:
+        return pool(self.layer(x, key_padding_mask, attn_mask), key_padding_mask, self.how)
+
+
+# --- the explorer: one batch, its loss weights and its gradients ---
+
+S = 5                                        # slots per item
+SIDES = ("right", "left")
+FILLS = {"-inf": "-inf", "-1e9": "-1e9", "finfo.min": "finfo.min", "safe softmax": "safe softmax"}
+LOSSES = ("token mean", "sequence mean", "pads in the loss")
+VIEW_POOLINGS = ("none: a loss per token",) + POOLINGS
+
+
+@functools.cache
+def _lab() -> tuple[nn.MultiheadAttention, torch.Tensor, torch.Tensor]:
+    """The explorer's layer (seeded), its 2 x 5 token vectors and a fixed random direction per output."""
+    torch.manual_seed(12)
+    mha = nn.MultiheadAttention(8, 2, batch_first=True, dropout=0.0)
+    g = torch.Generator().manual_seed(12)
+    return mha, torch.randn(2, S, 8, generator=g), torch.randn(2, S, 8, generator=g)
+
+
+def objective_weights(lengths: tuple[int, ...], side: str, loss: str, pooling: str) -> torch.Tensor:
+    """(N, S) weight of each slot's output in the objective: a mean loss per token, or (pooling) the pooling's
+    weights, averaged over the items."""
+    N = len(lengths)
+    real = torch.arange(S)[None, :] < torch.tensor(lengths)[:, None]
+    if side == "left":
+        real = real.flip(-1)
+    if pooling != VIEW_POOLINGS[0]:
+        one_hot = torch.eye(S)[None].expand(N, S, S)          # pooling one-hot slots gives each slot's weight
+        return pool(one_hot, ~real, pooling) / N
+    if loss == "pads in the loss":
+        return torch.full((N, S), 1 / (N * S))
+    if loss == "token mean":
+        return real.float() / real.sum()
+    return real.float() / (N * real.sum(1, keepdim=True))
+
+
+def _place(v: torch.Tensor, lengths: tuple[int, ...], side: str) -> torch.Tensor:
+    """Real tokens x[i, :L_i] at the right or left end of each row (pads hold zeros)."""
+    out = torch.zeros_like(v)
+    for i, n in enumerate(lengths):
+        if side == "right":
+            out[i, :n] = v[i, :n]
+        else:
+            out[i, S - n:] = v[i, :n]
+    return out
+
+
+class Lab(NamedTuple):
+    weights: torch.Tensor          # (N, S) each slot's weight in the objective
+    real: torch.Tensor             # (N, S) bool, True = real token
+    change: torch.Tensor           # (N, S) max |grad of x, padded - alone| per real token (NaN if non-finite)
+    nonfinite: tuple[str, ...]     # parameters whose gradient is NaN or inf
+    loss_finite: bool
+    dead: int                      # query rows with no visible key
+
+
+def _backward(lengths: tuple[int, ...], side: str, fill: str, weights: torch.Tensor,
+              real: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
+    mha, x, d = _lab()
+    layer = Attention(mha, fill)
+    N = len(lengths)
+    xs, ds = _place(x[:N], lengths, side), _place(d[:N], lengths, side)
+    pads = torch.where(real, 0.0, 1.0)[..., None] * d[:N]          # pads' outputs still get a direction
+    mha.zero_grad(set_to_none=True)
+    xs = xs.clone().requires_grad_(True)
+    out = layer(xs, ~real, causal_mask(S))
+    read = weights != 0                                            # select what the loss reads: never 0 * NaN
+    loss = (out[read] * ((ds + pads) * weights[..., None])[read]).sum()
+    loss.backward()
+    params = {n: p.grad.clone() for n, p in mha.named_parameters()}
+    mha.zero_grad(set_to_none=True)
+    return loss.detach(), params, xs.grad.detach()
+
+
+@functools.cache
+def lab(lengths: tuple[int, ...], side: str, fill: str, loss: str, pooling: str) -> Lab:
+    """The explorer's numbers for one setting (cached): the padded batch vs each item alone, unpadded, under the
+    intended objective (token or sequence mean over real tokens, or the intended pooling of the real tokens)."""
+    real = torch.arange(S)[None, :] < torch.tensor(lengths)[:, None]
+    if side == "left":
+        real = real.flip(-1)
+    weights = objective_weights(lengths, side, loss, pooling)
+    total, params, gx = _backward(lengths, side, fill, weights, real)
+    intended_loss = "token mean" if loss == "pads in the loss" else loss
+    intended_pool = {"mean with pads": "mean of real tokens", "last slot": "last real token",
+                     "first slot": "first real token"}.get(pooling, pooling)
+    alone = objective_weights(lengths, "right", intended_loss, intended_pool)   # the same weights, unpadded
+    _, _, gx_alone = _alone_backward(lengths, alone)
+    change = torch.full((len(lengths), S), float("nan"))
+    for i, n in enumerate(lengths):
+        here = gx[i][real[i]]
+        change[i, real[i]] = (here - gx_alone[i][:n]).abs().amax(-1)
+    blocked = (~real)[:, None, :] | causal_mask(S)
+    nonfinite = tuple(n for n, g in params.items() if not g.isfinite().all())
+    return Lab(weights, real, change, nonfinite, bool(total.isfinite()), int(blocked.all(-1).sum()))
+
+
+def _alone_backward(lengths: tuple[int, ...], weights: torch.Tensor) -> tuple[None, None, list[torch.Tensor]]:
+    """Each item alone, unpadded: its real tokens' input gradients under the intended weights."""
+    mha, x, d = _lab()
+    layer = Attention(mha, "-inf")
+    grads = []
+    for i, n in enumerate(lengths):
+        xi = x[i:i + 1, :n].clone().requires_grad_(True)
+        out = layer(xi, torch.zeros(1, n, dtype=torch.bool), causal_mask(n))
+        (out * d[i:i + 1, :n] * weights[i:i + 1, :n, None]).sum().backward()
+        grads.append(xi.grad[0].detach())
+    mha.zero_grad(set_to_none=True)
+    return None, None, grads
+
+
+def training_view(length_0: int = 3, length_1: int = 5, padding: str = "left", fill: str = "-inf",
+                  loss: str = "token mean", pooling: str = VIEW_POOLINGS[0]) -> View:
+    """Chapter 12: each slot's weight in the loss, and the real tokens' gradient change vs the unpadded run."""
+    for name, value in (("length_0", length_0), ("length_1", length_1)):
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= S:
+            raise ValueError(f"{name} must be an int from 1 to {S}, got {value!r}")
+    if padding not in SIDES or fill not in FILLS or loss not in LOSSES or pooling not in VIEW_POOLINGS:
+        raise ValueError(f"padding, fill, loss, pooling must be in {SIDES}, {tuple(FILLS)}, {LOSSES}, "
+                         f"{VIEW_POOLINGS}; got {padding!r}, {fill!r}, {loss!r}, {pooling!r}")
+    lengths = (length_0, length_1)
+    got = lab(lengths, padding, fill, loss, pooling)
+    pads = ~got.real
+    slots = [str(j) for j in range(S)]
+    items = [f"item {i} (length {n})" for i, n in enumerate(lengths)]
+    on_pads = pads & (got.weights != 0)
+    weights = Panel(got.weights, items, slots, title="weight of each slot's output in the loss",
+                    masked=pads & ~on_pads, framed=on_pads, frame_color=RED, mark="!", fmt=".3f",
+                    alert=bool(on_pads.any()), xlabel="slot", ylabel="")
+    moved = got.real & ~(got.change <= 1e-5)
+    shown = got.change.masked_fill(pads | (got.change <= 1e-5), 0.0)   # rounding below 1e-5 shows as 0
+    change = Panel(shown, items, slots,
+                   title="real tokens: |gradient change| vs unpadded", masked=pads, framed=moved, frame_color=RED,
+                   mark="×", alert=bool(moved.any()), fmt=".2g", xlabel="slot", ylabel="")
+    if not got.loss_finite:
+        verdict = "the loss itself is NaN"
+    elif got.nonfinite:
+        verdict = f"NaN gradients in {', '.join(got.nonfinite)}"
+    else:
+        verdict = "every gradient finite"
+    worst = got.change[got.real]
+    if worst.isnan().any():
+        same = "real-token gradients NaN"
+    elif float(worst.max()) <= 1e-5:
+        same = "real-token gradients unchanged vs unpadded (within 1e-5)"
+    else:
+        same = f"real-token gradients moved by up to {float(worst.max()):.2g}"
+    head = "per-token loss, " + loss if pooling == VIEW_POOLINGS[0] else f"pooled: {pooling}"
+    summary = (f"lengths {list(lengths)}, {padding} padding + causal, fill {fill}, {head}: {got.dead} dead "
+               f"row(s); {verdict}; {same}")
+    caption = "hatched: a pad with weight 0; ! a pad that the loss reads; × a real token whose gradient moved"
+    return View((weights, change), summary, caption)
+
+
+def training_explorer() -> Explorer:
+    """Lengths, padding side, fill, loss and pooling -> loss weights per slot and the gradient change."""
+    controls = {
+        "length_0": widgets.IntSlider(value=3, min=1, max=S, description="length 0"),
+        "length_1": widgets.IntSlider(value=5, min=1, max=S, description="length 1"),
+        "padding": widgets.ToggleButtons(options=SIDES, value="left", description="padding"),
+        "fill": widgets.Dropdown(options=tuple(FILLS), value="-inf", description="fill"),
+        "loss": widgets.Dropdown(options=LOSSES, value="token mean", description="loss"),
+        "pooling": widgets.Dropdown(options=VIEW_POOLINGS, value=VIEW_POOLINGS[0], description="pooling"),
+    }
+    return explorer(controls, training_view)
+
+
+EXPLORERS = (training_explorer,)
+
+
+# --- the exercise checks ---
+
+def _tensor_answer(answer: object, name: str) -> torch.Tensor:
+    if not isinstance(answer, torch.Tensor):
+        raise Mistake(f"{name} should be a torch.Tensor")
+    return answer
+
+
+@exercise
+def check_1(answer: object, ids: torch.Tensor, attention_mask: torch.Tensor) -> None:
+    """Exercise 1: labels for a batch padded with the <eos> id, -100 wherever attention_mask is 0."""
+    answer = _tensor_answer(answer, "the labels")
+    expected = labels_by_position(ids, attention_mask)
+    if answer.shape != expected.shape:
+        raise Mistake(f"the labels should have the shape of ids, {tuple(ids.shape)}")
+    if answer.dtype != torch.int64:
+        raise Mistake(f"labels are token ids: cross_entropy wants an int64 tensor, got {answer.dtype}")
+    pads = attention_mask == 0
+    if (answer[pads] == 0).all() and pads.any():
+        raise Mistake("the ignored positions must hold -100 (cross_entropy's ignore_index), not 0")
+    words = ~pads & (ids != EOS_ID)                    # the real tokens other than <eos>
+    if (answer[words] != ids[words]).any():
+        raise Mistake("every real token (attention_mask 1) must keep its own id as its label")
+    if (answer[~pads] != ids[~pads]).any():
+        raise Mistake("a real <eos> lost its label: it has the pad's id, but the attention mask says it is real. "
+                      "Build the labels from the mask, not from the token id")
+    if (answer[pads] != IGNORE).any():
+        raise Mistake("the pads (attention_mask 0) still have labels: the loss would learn from them")
+
+
+@exercise
+def check_2(answer: object) -> None:
+    """Exercise 2: a function last_token(h, attention_mask) -> (N, E), the last real token, either padding side."""
+    if not callable(answer):
+        raise Mistake("answer_2 should be a function last_token(h, attention_mask)")
+    g = torch.Generator().manual_seed(2)
+    h = torch.randn(3, 5, 4, generator=g)
+    lengths = torch.tensor([2, 5, 3])
+    right = (torch.arange(5)[None, :] < lengths[:, None]).long()
+    for side, mask in (("right", right), ("left", right.flip(-1))):
+        expected = pool(h, mask == 0, "last real token")
+        try:
+            got = answer(h.clone(), mask.clone())
+        except Exception as error:   # the learner's code: any error is a hint, not a crash
+            raise Mistake(f"with {side} padding your function raised {type(error).__name__}: {error}") from None
+        if not isinstance(got, torch.Tensor) or tuple(got.shape) != (3, 4):
+            shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+            raise Mistake(f"return one vector per item, shape (N, E) = (3, 4); got {shape}")
+        if torch.equal(got, h[:, -1]) and not torch.equal(got, expected):
+            raise Mistake(f"with {side} padding the last slot is a pad for the shorter items")
+        if torch.equal(got, h[:, 0]) and not torch.equal(got, expected):
+            raise Mistake(f"that is the first slot; with {side} padding it is not the last real token")
+        if not torch.equal(got, expected):
+            hint = " (the number of real tokens - 1 is that position only under right padding)" \
+                if side == "left" else ""
+            raise Mistake(f"with {side} padding some item got another vector: return each item's output at "
+                          f"the last position whose mask is 1{hint}")
+
+
+@exercise
+def check_3(answer: object) -> None:
+    """Exercise 3: safe_softmax(scores, blocked): softmax over visible keys, 0 in a dead row, finite gradients."""
+    if not callable(answer):
+        raise Mistake("answer_3 should be a function safe_softmax(scores, blocked)")
+    g = torch.Generator().manual_seed(3)
+    scores = torch.randn(2, 4, 4, generator=g)
+    blocked = (torch.tensor([[True, True, False, False], [False] * 4])[:, None, :] | causal_mask(4))  # 2 dead rows
+    dead = blocked.all(-1)
+    s = scores.clone().requires_grad_(True)
+    try:
+        weights = answer(s, blocked.clone())
+    except Exception as error:
+        raise Mistake(f"your function raised {type(error).__name__}: {error}") from None
+    if not isinstance(weights, torch.Tensor) or weights.shape != scores.shape:
+        raise Mistake("return the weights, a tensor of the shape of scores")
+    if weights[dead].isnan().any():
+        raise Mistake("a row with no visible key gave NaN: that is what plain softmax does after -inf")
+    if not torch.allclose(weights[dead], torch.zeros_like(weights[dead]), atol=0.0):
+        raise Mistake("a row with no visible key must be all zeros (a finite fill spreads it over the blocked keys)")
+    live = ~dead
+    expected = scores.masked_fill(blocked, float("-inf")).softmax(-1)
+    if not torch.allclose(weights[live], expected[live], atol=1e-6):
+        raise Mistake("rows with a visible key must be the ordinary softmax over their visible keys, 0 elsewhere")
+    if not weights.requires_grad:
+        raise Mistake("the weights lost their gradient (detach or no_grad?): training needs it")
+    d = torch.randn(scores.shape, generator=g)
+    (weights * d).sum().backward()
+    if s.grad is None or not s.grad.isfinite().all():
+        raise Mistake("the forward is right, but the gradient is NaN: a NaN hidden in the dead rows still meets "
+                      "0 in backward. Keep -inf from ever reaching exp or a division in those rows")
