@@ -1,10 +1,13 @@
-"""Chapter 4: nn.MultiheadAttention's key_padding_mask on the PAD=1000 experiment's batch, and its explorer."""
+"""Chapter 4: nn.MultiheadAttention's key_padding_mask on the PAD=1000 experiment's batch, its explorer, and the
+checks of its exercises (check_1, check_2, check_3)."""
 
 from __future__ import annotations
 
 import ipywidgets as widgets
 import torch
 
+from helpers import arguments
+from helpers.exercises import Mistake, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
 
 KPM_LENGTHS = (4, 3, 5)  # the chapter-4 batch: 1 2 3 4 | 5 6 7 | 8 9 10 11 12
@@ -67,3 +70,86 @@ def kpm_explorer() -> Explorer:
 
 
 EXPLORERS = (kpm_explorer,)
+
+
+# --- the exercise checks (a wrong answer raises Mistake with a hint that never gives the answer) ---
+
+def _module(mha: object) -> torch.nn.MultiheadAttention:
+    if not isinstance(mha, torch.nn.MultiheadAttention):
+        raise TypeError(f"mha must be the chapter's nn.MultiheadAttention, got {type(mha).__name__}")
+    return mha
+
+
+@exercise
+def check_1(answer: object, ids: torch.Tensor, pad_id: int = 0) -> None:
+    """Exercise 1: the bool key_padding_mask of `ids` (right-padded with `pad_id`): True at the padding."""
+    ids = arguments.tensor(ids, "ids")
+    pad_id = arguments.integer(pad_id, "pad_id")
+    expected = ids == pad_id
+    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
+        raise Mistake("key_padding_mask should be a bool tensor (a comparison such as ids == ... gives one)")
+    if answer.shape != expected.shape:
+        raise Mistake(f"one entry per key: shape (N, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}")
+    if torch.equal(answer, expected):
+        return
+    if torch.equal(answer, ~expected):
+        raise Mistake("that is the opposite polarity: for key_padding_mask, True means 'ignore this key' (a pad)")
+    if torch.equal(answer, expected.flip(-1)):
+        raise Mistake("that puts the pads at the start of each row; here they are at the end (right padding)")
+    if answer[~expected].any():
+        raise Mistake(f"a real token is masked: True only where the id is the pad id {pad_id}")
+    raise Mistake("a pad is left visible: every pad position needs True")
+
+
+@exercise
+def check_2(answer: object, mha: torch.nn.MultiheadAttention, data: torch.Tensor, kpm: torch.Tensor,
+            pad: float = -500.0, item: int = 1) -> None:
+    """Exercise 2: with the pad slots set to `pad`, the key index where item `item`'s pad queries put their weight."""
+    mha, data, kpm = _module(mha), arguments.floating(data, "data"), arguments.tensor(kpm, "kpm")
+    changed = data.clone()
+    changed[kpm] = float(pad)
+    with torch.no_grad():
+        _, weights = mha(changed, changed, changed, key_padding_mask=kpm)
+    pad_rows = weights[item, kpm[item]]                                      # (pads of the item, S)
+    if not (pad_rows.amax(-1) > 0.99).all() or len(set(pad_rows.argmax(-1).tolist())) != 1:
+        raise ValueError("check_2: the pad queries do not agree on one key; this check needs the chapter's data")
+    winner = int(pad_rows[0].argmax())
+    S = kpm.shape[-1]
+    if isinstance(answer, bool) or not isinstance(answer, int):
+        raise Mistake(f"answer with a key index: an int from 0 to {S - 1}")
+    if not 0 <= answer < S:
+        raise Mistake(f"a key index of item {item} runs from 0 to {S - 1}, got {answer}")
+    if answer == winner:
+        return
+    if kpm[item, answer]:
+        raise Mistake(f"key {answer} is a pad key of item {item}: the mask hides it, so its weight is exactly 0, "
+                      f"whatever the pad value")
+    real = data[item, ~kpm[item], 0]
+    if answer == int(real.argmax()):
+        raise Mistake("that is where a positive query looks (the largest visible key); with the pads at "
+                      f"{pad:g}, the pad query is negative")
+    raise Mistake("a query this large puts almost all its weight on one extreme visible key: reason from "
+                  "step 7 which one, for a negative query")
+
+
+@exercise
+def check_3(answer: object, weights: torch.Tensor) -> None:
+    """Exercise 3: the module's head-averaged table (N, L, S), computed from the per-head `weights` (N, H, L, S)."""
+    weights = arguments.floating(weights, "weights")
+    if weights.dim() != 4:
+        raise ValueError(f"weights must be the per-head weights (N, H, L, S), got shape {tuple(weights.shape)}")
+    N, H, L, S = weights.shape
+    expected = weights.mean(dim=1)
+    if not isinstance(answer, torch.Tensor):
+        raise Mistake(f"the answer should be a tensor of shape (N, L, S) = {(N, L, S)}")
+    if answer.shape != expected.shape:
+        if answer.shape == (N, H, S) or answer.shape == (N, H, L):
+            raise Mistake("that averages over the queries or the keys; the heads are dimension 1 of (N, H, L, S)")
+        raise Mistake(f"shape (N, L, S) = {(N, L, S)}, got {tuple(answer.shape)}")
+    if (answer - expected).abs().max() < 1e-6:
+        return
+    if any((answer - weights[:, h]).abs().max() < 1e-6 for h in range(H)):
+        raise Mistake("that is one head's table; the module's table combines all the heads")
+    if (answer - weights.sum(dim=1)).abs().max() < 1e-6:
+        raise Mistake("that is the sum over the heads: its rows no longer sum to 1")
+    raise Mistake("each cell should combine the heads' weights of the same item, query and key, equally")

@@ -1,4 +1,5 @@
-"""Chapter 5's explorer: attn_mask and causality, i.e. which outputs an edit of one token can reach."""
+"""Chapter 5's explorer (attn_mask and causality: which outputs an edit of one token can reach) and the checks of
+its exercises (check_1, check_2, check_3)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import functools
 import ipywidgets as widgets
 import torch
 
+from helpers import arguments
+from helpers.exercises import Mistake, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.masks import causal_mask
+from helpers.masks import causal_mask, key_padding_mask
 from helpers.toy import is_pad
 
 CAUSAL_SEQUENCES = {  # in the drop-down's order
@@ -85,3 +88,97 @@ def causal_explorer() -> Explorer:
 
 
 EXPLORERS = (causal_explorer,)
+
+
+# --- the exercise checks (a wrong answer raises Mistake with a hint that never gives the answer) ---
+
+def _module(mha: object) -> torch.nn.MultiheadAttention:
+    if not isinstance(mha, torch.nn.MultiheadAttention):
+        raise TypeError(f"mha must be the chapter's nn.MultiheadAttention, got {type(mha).__name__}")
+    return mha
+
+
+def _window(L: int, width: int) -> torch.Tensor:
+    """Bool (L, L), True = not allowed: later keys, and keys `width` or more steps back."""
+    return causal_mask(L) | torch.ones(L, L, dtype=torch.bool).tril(-width)
+
+
+@exercise
+def check_1(answer: object, mha: torch.nn.MultiheadAttention, x: torch.Tensor, width: int = 2) -> None:
+    """Exercise 1: a bool attn_mask (L, L) for a causal sliding window of `width` (itself and width - 1 before)."""
+    mha, x = _module(mha), arguments.floating(x, "x")
+    L = x.shape[1]
+    expected = _window(L, width)
+    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
+        raise Mistake("attn_mask should be a bool tensor, True = not allowed (a float mask is added to the scores)")
+    if answer.shape != expected.shape:
+        raise Mistake(f"shape (L, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}")
+    if torch.equal(answer, ~expected):
+        raise Mistake("that is the opposite polarity: True must mean 'not allowed'")
+    if (~answer).triu(1).any():
+        raise Mistake("a query may see a later key: the window must stay causal")
+    if (answer.diagonal()).any():
+        raise Mistake("a query must be allowed to see itself")
+    if torch.equal(answer, causal_mask(L)):
+        raise Mistake("that is the plain causal mask: the window must also hide keys further back")
+    if not torch.equal(answer, expected):
+        too_wide = (~answer & expected).any()
+        raise Mistake("the window is too wide: some query sees a key too far back" if too_wide else
+                      "the window is too narrow: some query misses the key just before it")
+    with torch.no_grad():
+        _, weights = mha(x, x, x, attn_mask=answer)
+    allowed = (~expected).float()
+    if not torch.equal(weights[0], allowed / allowed.sum(-1, keepdim=True)):     # identical tokens: equal weights
+        raise ValueError("check_1: the window's weights are not equal on identical tokens; this check needs the "
+                         "chapter's all-ones input")
+
+
+@exercise
+def check_2(answer: object, mha: torch.nn.MultiheadAttention, batch: torch.Tensor,
+            lengths: tuple[int, ...] = (5, 2), item: int = 1, query: int = 4) -> None:
+    """Exercise 2: item `item`'s weight row for `query` under the causal mask and the padding of `lengths`."""
+    mha, batch = _module(mha), arguments.floating(batch, "batch")
+    L = batch.shape[1]
+    with torch.no_grad():
+        _, weights = mha(batch, batch, batch, attn_mask=causal_mask(L), key_padding_mask=key_padding_mask(lengths, L))
+    expected = weights[item, query]
+    if isinstance(answer, torch.Tensor):
+        answer = answer.tolist()
+    if not isinstance(answer, list | tuple) or not all(isinstance(a, int | float) for a in answer):
+        raise Mistake(f"give a list of {L} numbers, one weight per key")
+    if len(answer) != L:
+        raise Mistake(f"one weight per key: {L} numbers, got {len(answer)}")
+    got = torch.tensor(answer, dtype=torch.float32)
+    if (got - expected).abs().max() < 1e-6:
+        return
+    if abs(float(got.sum()) - 1) > 1e-3:
+        raise Mistake("the weights of a row sum to 1")
+    if (got - 1 / L).abs().max() < 1e-6:
+        raise Mistake("a uniform row over every key ignores both masks")
+    if (got > 1e-6).tolist()[lengths[item]:] != [False] * (L - lengths[item]):
+        raise Mistake(f"a pad key gets weight 0: item {item} now has {lengths[item]} real tokens")
+    raise Mistake(f"which keys may query {query} see under both masks? The visible keys have equal scores here")
+
+
+@exercise
+def check_3(answer: object, per_item: torch.Tensor, mha: torch.nn.MultiheadAttention, seq: torch.Tensor,
+            reference: torch.Tensor) -> None:
+    """Exercise 3: `per_item` (N, L, S) expanded to the (N * num_heads, L, S) attn_mask of `mha`, batch-major."""
+    mha = _module(mha)
+    per_item = arguments.bool_mask(per_item, "per_item")
+    N, L, S = per_item.shape
+    H = mha.num_heads
+    expected = per_item.repeat_interleave(H, dim=0)
+    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
+        raise Mistake("keep the bool type of per_item: a bool tensor")
+    if answer.shape != expected.shape:
+        raise Mistake(f"shape (N*num_heads, L, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}")
+    if not torch.equal(answer, expected):
+        if torch.equal(answer, per_item.repeat(H, 1, 1)):
+            raise Mistake("that is head-major order (all items for head 0, then head 1, ...): the module reads "
+                          "slice n*num_heads + h as item n's mask")
+        raise Mistake("slice n*num_heads + h must be item n's mask, for every head h")
+    with torch.no_grad():
+        out, _ = mha(seq, seq, seq, attn_mask=answer)
+    if not torch.equal(out, reference):
+        raise ValueError("check_3: the right mask did not reproduce `reference`; pass the chapter's seq and reference")

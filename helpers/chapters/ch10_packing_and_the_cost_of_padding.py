@@ -7,7 +7,8 @@ only sum(L_i**2) and sum(L_i) of them belong to real tokens (bidirectional atten
 mask_mod functions follow torch.nn.attention.flex_attention: mask_mod(b, h, q_idx, kv_idx) -> bool,
 True = the query MAY attend the key (SDPA's convention, the opposite of helpers.masks').
 
-The explorer (at the end): the same 8 sequences padded, bucketed or packed; the layout, a mask and the waste.
+The explorer: the same 8 sequences padded, bucketed or packed; the layout, a mask and the waste.
+The exercise checks (at the end): check_1 (wasted scores), check_2 (a sliding-window mask_mod), check_3 (positions).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import ipywidgets as widgets
 import torch
 
 from helpers import arguments
+from helpers.exercises import Mistake, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
 from helpers.masks import causal_mask, key_padding_mask
 
@@ -347,3 +349,96 @@ def packing_explorer() -> Explorer:
 
 
 EXPLORERS = (packing_explorer,)
+
+
+# --- the exercise checks (a wrong answer raises Mistake with a hint that never gives the answer) ---
+
+@exercise
+def check_1(answer: object, batch: Sequence[int]) -> None:
+    """Exercise 1: the fraction of attention scores wasted when `batch` (real lengths) is padded to its longest."""
+    batch = _check_lengths(batch, "batch")
+    cost = padded_cost([batch])
+    if isinstance(answer, bool) or not isinstance(answer, int | float):
+        raise Mistake(f"give a Python number such as 0.5, not a {type(answer).__name__}")
+    if 1 < answer <= 100 and abs(answer / 100 - cost.wasted_attention) < 1e-3:
+        raise Mistake("that is a percentage: give the fraction, between 0 and 1")
+    if not 0 <= answer <= 1:
+        raise Mistake(f"a fraction lies between 0 and 1, got {answer}")
+    if abs(answer - cost.wasted_attention) < 1e-3:
+        return
+    if abs(answer - (1 - cost.wasted_attention)) < 1e-3:
+        raise Mistake("that is the useful share of the scores; the question asks for the wasted one")
+    if abs(answer - cost.wasted_positionwise) < 1e-3:
+        raise Mistake("that counts pad positions (token rows, or pad keys of one query); a score belongs to a "
+                      "(query, key) pair, and it is wasted when the query or the key is a pad")
+    raise Mistake("count the (query, key) pairs the padded batch computes, and those between two real tokens "
+                  "of the same sequence")
+
+
+def _window_reference(width: int, n: int) -> torch.Tensor:
+    """May attend (True), (n, n): causal, and fewer than `width` steps back."""
+    return ~(causal_mask(n) | torch.ones(n, n, dtype=torch.bool).tril(-width))
+
+
+@exercise
+def check_2(answer: object, widths: Sequence[int] = (1, 2, 4), lengths: Sequence[int] = (5, 7)) -> None:
+    """Exercise 2: `answer(w)` returns a mask_mod for a causal sliding window of width w (True = may attend)."""
+    from torch.nn.attention.flex_attention import create_mask  # here: only this check needs flex_attention
+
+    widths, lengths = _check_lengths(widths, "widths"), _check_lengths(lengths, "lengths")
+    if not callable(answer):
+        raise Mistake(f"answer_2 should be a function of the width w, got a {type(answer).__name__}")
+    for w in widths:
+        mod = answer(w)
+        if not callable(mod):
+            raise Mistake(f"answer_2({w}) should return a mask_mod function (b, h, q_idx, kv_idx) -> bool tensor, "
+                          f"got {type(mod).__name__}")
+        for n in lengths:
+            try:
+                got = create_mask(mod, None, None, n, n, device="cpu")[0, 0]
+            except RuntimeError as error:
+                raise Mistake(f"create_mask failed ({str(error).splitlines()[0][:60]}...): q_idx and kv_idx are "
+                              "tensors, so combine conditions with &, | and ~ (with parentheses), not `and`, "
+                              "`or`, `not` or an `if`") from None
+            want = _window_reference(w, n)
+            if got.dtype != torch.bool or got.shape != want.shape:
+                raise Mistake(f"the mask_mod should return a bool tensor, got {got.dtype}")
+            if torch.equal(got, want):
+                continue
+            if torch.equal(got, ~want):
+                raise Mistake("that is the opposite polarity: a mask_mod returns True where the query MAY attend")
+            if got.triu(1).any():
+                raise Mistake("some queries see later keys: the window must also be causal")
+            if w < n and torch.equal(got, _window_reference(w + 1, n)):
+                raise Mistake(f"with width {w} the window is one key too wide: a query sees itself and the "
+                              f"{w - 1} key(s) just before it")
+            if torch.equal(got, _window_reference(w - 1, n)):
+                raise Mistake(f"with width {w} the window is one key too narrow: a query sees itself and the "
+                              f"{w - 1} key(s) just before it")
+            raise Mistake(f"width {w}, length {n}: the mask differs from a causal window of width {w}")
+
+
+@exercise
+def check_3(answer: object, doc_lengths: Sequence[int]) -> None:
+    """Exercise 3: the position ids of documents of `doc_lengths` packed into one row, each as if alone."""
+    doc_lengths = _check_lengths(doc_lengths, "doc_lengths")
+    row = pack(doc_lengths)
+    if isinstance(answer, torch.Tensor):
+        raise Mistake("give a list of ints (a tensor's .tolist() makes one)")
+    if not isinstance(answer, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in answer):
+        raise Mistake("give a list of ints, one position per token")
+    if len(answer) != len(row.position):
+        raise Mistake(f"one position per token of the row: {len(row.position)} of them, got {len(answer)}")
+    if answer == row.position.tolist():
+        return
+    if answer == list(range(len(answer))):
+        raise Mistake("those positions run on across the whole row; what would each document see alone?")
+    if answer == row.document.tolist():
+        raise Mistake("those are document ids (which document each token is in), not positions")
+    if answer == (row.position + 1).tolist():
+        raise Mistake("positions in this series start at 0, as torch.arange does")
+    start = 0
+    for d, n in enumerate(doc_lengths):
+        if answer[start:start + n] != row.position[start:start + n].tolist():
+            raise Mistake(f"document {d} (slots {start} to {start + n - 1}) is not numbered as it would be alone")
+        start += n

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from helpers.chapters import ch04_key_padding_mask as ch04
+from helpers.exercises import Mistake
 from helpers.explorer import view_html
 
 
@@ -62,3 +63,48 @@ def test_kpm_explorer_updates_and_shows_the_message_in_the_widget():
     assert summary.value.startswith("<b>Not possible:</b>") and "real value" in summary.value
     controls["pad"].value = 1000
     assert "mask off" in summary.value
+
+
+def test_check_1_accepts_the_padding_mask_and_names_each_mistake():
+    ids = torch.tensor([[3, 1, 4, 0, 0], [1, 5, 9, 2, 6], [5, 3, 0, 0, 0]])
+    ch04.check_1.solution(ids == 0, ids)
+    wrong = {
+        "bool tensor": (ids == 0).int(),
+        "shape": (ids == 0)[None],
+        "opposite polarity": ids != 0,
+        "start of each row": (ids == 0).flip(-1),
+        "a real token is masked": ids == 1,
+        "a pad is left visible": torch.zeros(3, 5, dtype=torch.bool),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch04.check_1(answer, ids)
+
+
+def _chapter_module():
+    torch.manual_seed(0)
+    return torch.nn.MultiheadAttention(embed_dim=1, num_heads=1, batch_first=True)
+
+
+def test_check_2_finds_the_winning_key_and_names_each_mistake():
+    mha, data = _chapter_module(), ch04.kpm_batch(1000)
+    kpm = (data == 1000)[:, :, 0]
+    ch04.check_2.solution(0, mha, data, kpm)
+    wrong = {"an int": 0.0, "runs from 0 to 4": 5, "pad key of item 1": 3, "positive query": 2,
+             "reason from step 7": 1}
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch04.check_2(answer, mha, data, kpm)
+    with pytest.raises(Mistake, match="pad key of item 1"):
+        ch04.check_2(4, mha, data, kpm)
+
+
+def test_check_3_accepts_the_head_average_and_names_each_mistake():
+    weights = torch.softmax(torch.randn(3, 2, 5, 5, generator=torch.Generator().manual_seed(0)), dim=-1)
+    ch04.check_3.solution(weights.mean(dim=1), weights)
+    wrong = {"a tensor": weights.mean(dim=1).tolist(), "queries or the keys": weights.mean(dim=2),
+             "one head's table": weights[:, 0], "sum over the heads": weights.sum(dim=1),
+             r"shape \(N, L, S\)": weights, "equally": weights.amax(dim=1)}
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch04.check_3(answer, weights)

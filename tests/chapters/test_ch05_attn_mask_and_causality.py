@@ -2,8 +2,11 @@
 messages for impossible settings."""
 
 import pytest
+import torch
 
 from helpers.chapters import ch05_attn_mask_and_causality as ch05
+from helpers.exercises import Mistake
+from helpers.masks import causal_mask, key_padding_mask
 
 
 @pytest.mark.parametrize(
@@ -54,3 +57,57 @@ def test_causal_explorer_updates_and_shows_the_message_in_the_widget():
     assert summary.value.startswith("left-padded, causal:")
     controls["edit"].value = 4
     assert "exactly unchanged: [0, 1, 2, 3]" in summary.value
+
+
+def _all_ones_module():
+    torch.manual_seed(0)
+    return torch.nn.MultiheadAttention(embed_dim=1, num_heads=1, batch_first=True)
+
+
+def test_check_1_accepts_the_window_and_names_each_mistake():
+    mha, x = _all_ones_module(), torch.ones(1, 5, 1)
+    window = causal_mask(5) | torch.ones(5, 5, dtype=torch.bool).tril(-2)
+    ch05.check_1.solution(window, mha, x)
+    wrong = {
+        "bool tensor": window.float(),
+        "shape": window[None],
+        "opposite polarity": ~window,
+        "later key": torch.tril(torch.ones(5, 5)).bool(),
+        "see itself": window | torch.eye(5, dtype=torch.bool),
+        "plain causal mask": causal_mask(5),
+        "too wide": causal_mask(5) | torch.ones(5, 5, dtype=torch.bool).tril(-3),
+        "too narrow": ~torch.eye(5, dtype=torch.bool),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch05.check_1(answer, mha, x)
+
+
+def test_check_2_accepts_the_row_and_names_each_mistake():
+    mha, batch = _all_ones_module(), torch.ones(2, 5, 1)
+    ch05.check_2.solution([0.5, 0.5, 0, 0, 0], mha, batch)
+    wrong = {"list of 5 numbers": "0.5 0.5 0 0 0", "5 numbers, got 2": [0.5, 0.5], "sum to 1": [1, 1, 0, 0, 0],
+             "ignores both masks": [0.2] * 5, "now has 2 real tokens": [1 / 3, 1 / 3, 1 / 3, 0, 0],
+             "which keys": [1, 0, 0, 0, 0]}
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch05.check_2(answer, mha, batch)
+
+
+def test_check_3_accepts_batch_major_order_and_names_each_mistake():
+    N, H, S = 2, 3, 6
+    torch.manual_seed(0)
+    mha6 = torch.nn.MultiheadAttention(embed_dim=6, num_heads=H, batch_first=True)
+    seq = torch.randn(N, S, 6)
+    kpm = key_padding_mask([6, 4], max_len=S)
+    per_item = causal_mask(S)[None] | kpm[:, None, :]
+    with torch.no_grad():
+        reference, _ = mha6(seq, seq, seq, attn_mask=causal_mask(S), key_padding_mask=kpm)
+    ch05.check_3.solution(per_item.unsqueeze(1).expand(N, H, S, S).reshape(N * H, S, S), per_item, mha6, seq,
+                          reference)
+    wrong = {"bool type": per_item.repeat_interleave(H, 0).float(), "shape": per_item,
+             "head-major": per_item.repeat(H, 1, 1),
+             "every head": per_item.unsqueeze(0).expand(H, N, S, S).reshape(N * H, S, S).flip(0)}
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch05.check_3(answer, per_item, mha6, seq, reference)

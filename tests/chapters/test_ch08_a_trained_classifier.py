@@ -6,6 +6,7 @@ import torch
 
 from helpers import chapters
 from helpers.chapters import ch08_a_trained_classifier as ch08
+from helpers.exercises import Mistake
 from helpers.explorer import REFUSED, view_html
 
 
@@ -119,3 +120,49 @@ def test_highlight_html_escapes_and_shades():
     html = ch08.highlight_html(["<cls>", "犬"], torch.tensor([1.0, 0.0]), title="a & b")
     assert "&lt;cls&gt;" in html and "a &amp; b" in html
     assert "rgb(255,0,0)" in html and "rgb(255,255,255)" in html
+
+
+SENTENCE_1 = ["<cls>", "猫", "が", "好き", "けど", "鳥", "が", "とても", "嫌い"]
+
+
+def test_check_1_accepts_the_swapped_clauses_and_names_each_mistake():
+    ch08.check_1.solution(["<cls>", "鳥", "が", "とても", "嫌い", "けど", "猫", "が", "好き"], SENTENCE_1)
+    wrong = {
+        "list of tokens": "<cls> 鳥 が とても 嫌い けど 猫 が 好き",
+        "starts with '<cls>'": SENTENCE_1[1:] + ["<cls>"],
+        "exactly the same words": ["<cls>", "鳥", "が", "とても", "好き", "けど", "猫", "が", "好き"],
+        "not a sentence of the task": ["<cls>", "猫", "が", "好き", "鳥", "が", "とても", "嫌い", "けど"],
+        "LAST clause": ["<cls>", "鳥", "が", "好き", "けど", "猫", "が", "とても", "嫌い"],
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch08.check_1(answer, SENTENCE_1)
+
+
+def test_check_2_counts_the_flips_and_names_each_mistake():
+    unmasked = ch08.trained(False).model
+    sentence = ch08.datasets()[1][50].tokens
+    flipped = ch08.flipped_lengths(unmasked, sentence, range(len(sentence), 49), reference=20)
+    assert len(sentence) in flipped and 0 < len(flipped) < 39 - len(flipped)   # the hints below can be told apart
+    ch08.check_2.solution(len(flipped), unmasked, sentence)
+    wrong = {"an int": float(len(flipped)), "AGREES": 39 - len(flipped), "own length": len(flipped) - 1,
+             "masked model gives": 0, "both included": len(flipped) + 5}
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch08.check_2(answer, unmasked, sentence)
+
+
+def test_check_3_accepts_the_accuracies_without_the_mask_and_names_each_mistake():
+    masked, unmasked = ch08.trained(True).model, ch08.trained(False).model
+    test_set = ch08.datasets()[1]
+    without = [ch08.accuracy_at(masked, test_set, P, key_mask=False) for P in (20, 32)]
+    with_mask = [ch08.accuracy_at(masked, test_set, P, key_mask=True) for P in (20, 32)]
+    other = [ch08.accuracy_at(unmasked, test_set, P) for P in (20, 32)]
+    assert max(without) < 0.9 and min(with_mask) > 0.95 and abs(max(other) - max(with_mask)) > 0.005
+    ch08.check_3.solution(tuple(round(a, 2) for a in without), masked, test_set, unmasked)
+    wrong = {"pair of numbers": 0.66, "percentage": tuple(100 * a for a in without),
+             "WITH the mask": tuple(round(a, 2) for a in with_mask),
+             "unmasked model's": tuple(round(a, 2) for a in other), "all-True": (0.5, 0.5)}
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch08.check_3(answer, masked, test_set, unmasked)

@@ -8,6 +8,7 @@ import torch
 from torch.nn.attention.flex_attention import create_mask
 
 from helpers.chapters import ch10_packing_and_the_cost_of_padding as ch10
+from helpers.exercises import Mistake
 from helpers.explorer import view_html
 from helpers.masks import causal_mask, key_padding_mask
 
@@ -134,3 +135,59 @@ def test_explorer_updates_summary():
     before = summary.value
     box.controls["strategy"].value = "bucket"
     assert summary.value != before and "bucket" in summary.value
+
+
+def test_check_1_accepts_the_wasted_fraction_and_names_each_mistake():
+    batch = [7, 2, 3, 12, 5]
+    ch10.check_1.solution(1 - (49 + 4 + 9 + 144 + 25) / (5 * 144), batch)
+    wrong = {
+        "Python number": "0.68",
+        "percentage": 100 * (1 - 231 / 720),
+        "useful share": 231 / 720,
+        "counts pad positions": 1 - 29 / 60,
+        "between 0 and 1": -0.2,
+        "count the": 0.5,
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch10.check_1(answer, batch)
+    with pytest.raises(Mistake, match="Python number"):
+        ch10.check_1(True, batch)
+
+
+def test_check_2_accepts_a_sliding_window_and_names_each_mistake():
+    ch10.check_2.solution(ch10.sliding_window_mod)
+
+    def window(test):
+        return lambda w: lambda b, h, q, kv: test(w, q, kv)
+
+    wrong = {
+        "function of the width": 3,
+        "should return a mask_mod": lambda w: None,
+        "with &, | and ~": window(lambda w, q, kv: q >= kv and q - kv < w),
+        "opposite polarity": window(lambda w, q, kv: (q < kv) | (q - kv >= w)),
+        "must also be causal": window(lambda w, q, kv: (q - kv).abs() < w),
+        "one key too wide": window(lambda w, q, kv: (q >= kv) & (q - kv <= w)),
+        "one key too narrow": window(lambda w, q, kv: (q >= kv) & (q - kv < w - 1)),
+        "the mask differs": window(lambda w, q, kv: q >= kv),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch10.check_2(answer)
+
+
+def test_check_3_accepts_restarted_positions_and_names_each_mistake():
+    docs = [3, 1, 4, 2]
+    ch10.check_3.solution([0, 1, 2, 0, 0, 1, 2, 3, 0, 1], docs)
+    wrong = {
+        "tolist": torch.tensor([0, 1, 2, 0, 0, 1, 2, 3, 0, 1]),
+        "one position per token": [0, 1, 2, 0],
+        "run on across the whole row": list(range(10)),
+        "document ids": [0, 0, 0, 1, 2, 2, 2, 2, 3, 3],
+        "start at 0": [1, 2, 3, 1, 1, 2, 3, 4, 1, 2],
+        r"document 2 \(slots 4 to 7\)": [0, 1, 2, 0, 0, 1, 2, 2, 0, 1],
+        "list of ints": [0.0] * 10,
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch10.check_3(answer, docs)

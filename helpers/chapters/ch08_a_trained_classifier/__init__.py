@@ -10,7 +10,8 @@ and a far smaller size (d_model 32, feed-forward 64).
 The explorer (at the end): the two trained classifiers on one sentence, padded to a chosen length, with or
 without the key mask: predictions, P(positive), and the <cls> row of each block's attention.
 
-The code is in four modules, all imported here: data (the task), model, training and explorer.
+The code is in five modules, all imported here: data (the task), model, training, explorer, and exercises
+(the checks of the chapter's exercises: check_1, check_2, check_3).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from helpers.chapters.ch08_a_trained_classifier.data import (
     make_dataset,
     make_example,
 )
+from helpers.chapters.ch08_a_trained_classifier.exercises import check_1, check_2, check_3
 from helpers.chapters.ch08_a_trained_classifier.explorer import (
     EXPLORERS,
     MASK_MODES,
@@ -71,7 +73,8 @@ __all__ = [
     'Attention', 'BATCH', 'Block', 'Classifier', 'EPOCHS', 'EXPLORERS', 'Example', 'GLOSS', 'History', 'LR',
     'MASK_MODES', 'MAX_LEN', 'NOUNS', 'NOUN_SET', 'PAD_ID', 'PAD_MAX', 'PAD_ROWS', 'POSITIVE', 'SEED',
     'SENTENCES', 'SPECIALS', 'TEST_SIZE', 'TRAIN_SIZE', 'Trained', 'VOCAB', 'accuracy', 'accuracy_at',
-    'bag_of_words', 'classifier_explorer', 'classifier_view', 'clause', 'datasets', 'encode', 'epoch_line',
+    'bag_of_words', 'check_1', 'check_2', 'check_3', 'classifier_explorer', 'classifier_view', 'clause',
+    'datasets', 'encode', 'epoch_line',
     'flipped_lengths', 'grammar_problem', 'highlight_html', 'in_jupyterlab', 'label_of', 'make_dataset',
     'make_example', 'positional_encoding', 'predict', 'predict_padded', 'sentence_label', 'train', 'train_both',
     'trained', 'trained_pair',
