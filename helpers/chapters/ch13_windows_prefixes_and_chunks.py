@@ -395,6 +395,8 @@ def check_1(answer: object, left: int, queries: tuple[int, ...]) -> None:
                       "the keys before the query")
     if tuple(answer) == tuple(min(q + 1, 2 * left + 1) for q in queries) or 2 * left + 1 in answer:
         raise Mistake("causal=True: nothing to the right of the query is seen, whatever window_size[1] says")
+    if sorted(answer) == sorted(expected):
+        raise Mistake("the counts are in the wrong order: one per query, in the order the queries are given")
     if all(a == left + 1 for a in answer):
         raise Mistake("near the start of the sequence a query has fewer keys behind it than the window allows")
     raise Mistake("count the positions from i - left to i that exist (positions start at 0)")
@@ -469,7 +471,10 @@ def check_3(answer: object) -> None:
         future = _behind(length, length) < 0
         if (~got & future).any():
             raise Mistake(f"with sinks={sinks}, width={width}: a query sees a later token; the sinks and the "
-                          "window both stay causal")
+                          "window both stay causal (and & binds tighter than |: use parentheses)")
+        if got.diagonal().any():
+            raise Mistake(f"with sinks={sinks}, width={width}: a query cannot see itself; the window counts the "
+                          "query itself")
         if torch.equal(got, window_mask(length, width)) and sinks:
             raise Mistake(f"with sinks={sinks}: the sinks are missing; the first tokens must stay visible to every "
                           "later query")

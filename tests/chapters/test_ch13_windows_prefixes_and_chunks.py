@@ -196,7 +196,7 @@ def test_check_1_accepts_the_counts_and_names_each_mistake():
     ch13.check_1.solution((5, 3), 4, (10, 2))
     for hint, answer in {"tuple of ints": 5, "one count per query": (5,), "with the query itself": (4, 3),
                          "nothing to the right": (9, 3), "fewer keys behind": (5, 5),
-                         "count the positions": (6, 3)}.items():
+                         "wrong order": (3, 5), "count the positions": (6, 3)}.items():
         with pytest.raises(Mistake, match=hint):
             ch13.check_1(answer, 4, (10, 2))
 
@@ -229,6 +229,8 @@ def test_check_3_accepts_the_mask_mod_and_names_each_mistake():
         "sinks are missing": lambda s, w: (lambda b, h, q, kv: (kv <= q) & (q - kv < w)),
         "window is off by one": lambda s, w: (lambda b, h, q, kv: (kv <= q) & ((kv < s) | (q - kv <= w))),
         "sinks are off by one": lambda s, w: (lambda b, h, q, kv: (kv <= q) & ((kv <= s) | (q - kv < w))),
+        "cannot see itself": lambda s, w: (lambda b, h, q, kv: (kv < q) & ((kv < s) | (q - kv < w))),
+        "binds tighter": lambda s, w: (lambda b, h, q, kv: (kv <= q) & (kv < s) | (q - kv < w)),
         "raised TypeError": lambda s: None,
         "give a function": 3,
     }
