@@ -363,13 +363,12 @@ def mask_view(width: int = 3, prefix: int = 0, sinks: int = 0, chunk: int = 4, l
 def mask_explorer() -> Explorer:
     """Window width, prefix length, sinks, chunk size and layers -> the mask, its receptive field, keys per
     query, the last chunk, and whether the window's spellings agree."""
-    slider = dict(continuous_update=False)
     controls = {
-        "width": widgets.IntSlider(value=3, min=1, max=LENGTH, description="window", **slider),
-        "prefix": widgets.IntSlider(value=0, min=0, max=LENGTH, description="prefix", **slider),
-        "sinks": widgets.IntSlider(value=0, min=0, max=3, description="sinks", **slider),
-        "chunk": widgets.IntSlider(value=4, min=1, max=LENGTH, description="chunk", **slider),
-        "layers": widgets.IntSlider(value=2, min=1, max=LAYERS, description="layers", **slider),
+        "width": widgets.IntSlider(value=3, min=1, max=LENGTH, description="window"),
+        "prefix": widgets.IntSlider(value=0, min=0, max=LENGTH, description="prefix"),
+        "sinks": widgets.IntSlider(value=0, min=0, max=3, description="sinks"),
+        "chunk": widgets.IntSlider(value=4, min=1, max=LENGTH, description="chunk"),
+        "layers": widgets.IntSlider(value=2, min=1, max=LAYERS, description="layers"),
     }
     return explorer(controls, mask_view)
 
