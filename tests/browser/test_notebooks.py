@@ -185,6 +185,16 @@ EXPECTED["12"] = [  # training_explorer: a dead row's NaN gradients, then the fi
          "finite; real-token gradients moved by up to", masked=2),
 ]
 
+EXPECTED["13"] = [  # mask_explorer: window 3 -> 4, layers 2 -> 4, sinks 0 -> 1, chunk 4 -> 3
+    Move("window", presses=1, before="window 3 (keys, itself included), prefix 0, sinks 0: query 9 sees 3 key(s) in 1 "
+         "layer and reaches 5 position(s) in 2 layer(s)", after="window 4 (keys, itself included), prefix 0, sinks 0: "
+         "query 9 sees 4 key(s) in 1 layer and reaches 7 position(s) in 2 layer(s) = 2·(4−1)+1; window spellings "
+         "agree (transformers sliding_window=4, flash-attn window_size=(3, 0)", masked=129),
+    Move("layers", presses=2, after="reaches 10 position(s) in 4 layer(s); window spellings agree", masked=123),
+    Move("sinks", presses=1, after="sinks 1: query 9 sees 5 key(s) in 1 layer", masked=115),
+    Move("chunk", presses=-1, after="whole mask as one mask_mod: True; last chunk: 1 x 10, 4 cell(s)", masked=110),
+]
+
 
 def shows_widget(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", []))

@@ -1,0 +1,487 @@
+"""Chapter 13: beyond the triangle: sliding windows and their conventions, prefix-LM, sinks, chunked prefill.
+
+Two polarities, as in chapter 10:
+- a mask is a bool tensor in helpers.masks' convention, True = the query may NOT attend the key (blocked);
+- a mask_mod follows torch.nn.attention.flex_attention: mask_mod(b, h, q_idx, kv_idx) -> bool tensor,
+  True = the query MAY attend the key (SDPA's convention). `~mask` turns one into the other.
+
+Window conventions (the source of the classic off-by-one):
+- "keys": the width w counts the keys a query sees, itself included: query i sees keys i-w+1 .. i (transformers'
+  `sliding_window`, Mistral's config, helpers.checks.expected_mask("sliding_window", window=w),
+  chapter 10's sliding_window_mod);
+- "left": the width counts the keys to the LEFT of the query, itself excluded: query i sees keys i-w .. i, w + 1
+  of them (flash-attn's `window_size=(left, right)`, from its documentation: it is not installable here).
+
+Chunked prefill: `prefill` feeds a prompt to chapter 9's TinyLM in chunks with a KV cache; each chunk's mask is
+`chunk_mask(chunk, cached)`, shape (chunk, cached + chunk), aligned bottom-right. The explorer (`mask_explorer`)
+builds a mask from a window width, a prefix, sinks, a chunk size and a number of layers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ipywidgets as widgets
+import torch
+from torch.nn.attention.flex_attention import create_mask
+from transformers import masking_utils
+
+from helpers import arguments
+from helpers.attention import attention_steps
+from helpers.chapters.ch09_batched_generation import TinyLM
+from helpers.chapters.ch10_packing_and_the_cost_of_padding import sliding_window_mod
+from helpers.checks import receptive_field
+from helpers.exercises import Mistake, exercise
+from helpers.explorer import RED, Explorer, Panel, View, explorer
+
+MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+CONVENTIONS = ("keys", "left")
+
+
+def _behind(queries: int, keys: int, cached: int = 0) -> torch.Tensor:
+    """(queries, keys) int64: how many steps key j is behind query i, the queries at positions cached .. cached +
+    queries - 1 and the keys at 0 .. keys - 1 (negative = a future key)."""
+    return (torch.arange(queries)[:, None] + cached) - torch.arange(keys)[None, :]
+
+
+def _length(length: int, name: str = "length") -> int:
+    return arguments.integer(length, name, minimum=1)
+
+
+# --- sliding windows ---
+
+def window_mask(length: int, width: int, convention: str = "keys") -> torch.Tensor:
+    """Causal sliding window, bool (length, length), True = blocked.
+
+    convention="keys": width counts the keys a query sees, itself included (width >= 1; transformers, Mistral).
+    convention="left": width counts the keys before the query, itself excluded (width >= 0; flash-attn's
+    window_size[0]), so the query sees width + 1 keys. A width at least the length gives the causal triangle.
+    """
+    length = _length(length)
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS} ('keys': itself included, 'left': the keys "
+                         f"before it), got {convention!r}")
+    width = arguments.integer(width, "width", minimum=1 if convention == "keys" else 0)
+    keys = width if convention == "keys" else width + 1
+    behind = _behind(length, length)
+    return (behind < 0) | (behind >= keys)
+
+
+def keys_seen(query: int, width: int, convention: str = "keys") -> int:
+    """How many keys query `query` (0-based) sees under a causal window of `width` in `convention`."""
+    query = arguments.integer(query, "query", minimum=0)
+    return int((~window_mask(query + 1, width, convention))[query].sum())
+
+
+def keys_per_query(blocked: torch.Tensor) -> torch.Tensor:
+    """(L,) int64: how many keys each query row of a bool mask (True = blocked) may attend."""
+    arguments.bool_mask(blocked, "blocked")
+    if blocked.dim() != 2:
+        raise ValueError(f"blocked must be a 2-D mask (queries, keys), got shape {tuple(blocked.shape)}")
+    return (~blocked).sum(-1)
+
+
+def flash_attn_mask(q_len: int, k_len: int, window_size: tuple[int, int] = (-1, -1),
+                    causal: bool = False) -> torch.Tensor:
+    """flash-attn's mask, written from its documentation (flash_attn_func's docstring), bool (q_len, k_len),
+    True = blocked. Query i may attend keys i + k_len - q_len - left .. i + k_len - q_len + right, inclusive
+    (-1 = no limit on that side); causal=True also blocks keys after i + k_len - q_len (aligned bottom-right)."""
+    q_len, k_len = _length(q_len, "q_len"), _length(k_len, "k_len")
+    arguments.flag(causal, "causal")
+    if not isinstance(window_size, tuple) or len(window_size) != 2:
+        raise TypeError(f"window_size must be a tuple (left, right) of two ints, got {window_size!r}")
+    left, right = (arguments.integer(n, "window_size's entries", minimum=-1) for n in window_size)
+    behind = _behind(q_len, k_len, cached=k_len - q_len)
+    blocked = torch.zeros(q_len, k_len, dtype=torch.bool)
+    if left >= 0:
+        blocked |= behind > left
+    if right >= 0:
+        blocked |= behind < -right
+    if causal:
+        blocked |= behind < 0
+    return blocked
+
+
+def transformers_window_mask(length: int, sliding_window: int) -> torch.Tensor:
+    """transformers' own sliding-window mask (masking_utils.sdpa_mask with sliding_window_causal_mask_function),
+    converted to True = blocked, bool (length, length)."""
+    length = _length(length)
+    sliding_window = arguments.integer(sliding_window, "sliding_window", minimum=1)
+    may = masking_utils.sdpa_mask(batch_size=1, q_length=length, kv_length=length, allow_is_causal_skip=False,
+                                  mask_function=masking_utils.sliding_window_causal_mask_function(sliding_window))
+    return ~may[0, 0]
+
+
+def mod_mask(mask_mod: MaskMod, q_len: int, k_len: int | None = None) -> torch.Tensor:
+    """A mask_mod drawn by torch's create_mask (no compiling), converted to True = blocked, bool (q_len, k_len)."""
+    if not callable(mask_mod):
+        raise TypeError(f"mask_mod must be a function (b, h, q_idx, kv_idx) -> bool tensor, got "
+                        f"{type(mask_mod).__name__}")
+    q_len = _length(q_len, "q_len")
+    k_len = q_len if k_len is None else _length(k_len, "k_len")
+    return ~create_mask(mask_mod, None, None, q_len, k_len, device="cpu")[0, 0]
+
+
+# --- prefix-LM and bidirectional spans ---
+
+def prefix_mask(length: int, prefix: int) -> torch.Tensor:
+    """Prefix-LM, bool (length, length), True = blocked: the first `prefix` tokens see each other both ways,
+    the rest is causal (prefix 0 = causal; prefix = length = bidirectional)."""
+    length = _length(length)
+    prefix = arguments.integer(prefix, "prefix", minimum=0)
+    if prefix > length:
+        raise ValueError(f"prefix must be at most length={length}, got {prefix}")
+    inside = torch.arange(length) < prefix
+    return (_behind(length, length) < 0) & ~(inside[:, None] & inside[None, :])
+
+
+def prefix_mod(prefix: int) -> MaskMod:
+    """prefix_mask as a mask_mod (True = may attend)."""
+    prefix = arguments.integer(prefix, "prefix", minimum=0)
+
+    def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        return (kv_idx <= q_idx) | ((q_idx < prefix) & (kv_idx < prefix))
+    return mod
+
+
+def _groups(groups: object) -> torch.Tensor:
+    if not isinstance(groups, torch.Tensor) or groups.dim() != 1 or groups.dtype.is_floating_point \
+            or groups.dtype.is_complex or groups.dtype == torch.bool or groups.numel() == 0:
+        got = f"{groups.dtype} {tuple(groups.shape)}" if isinstance(groups, torch.Tensor) else type(groups).__name__
+        raise TypeError(f"groups must be a non-empty 1-D integer tensor (-1 = text, 0, 1, ... = a span), got {got}")
+    if groups.min() < -1:
+        raise ValueError(f"groups must hold -1 (text) or span ids >= 0, got {groups.unique().tolist()}")
+    return groups
+
+
+def span_mask(groups: torch.Tensor) -> torch.Tensor:
+    """Causal, plus both ways inside each span: bool (L, L), True = blocked. groups (L,): -1 for a text token,
+    g >= 0 for the tokens of span g (an image, a prompt). A span never sees a later span (that is the future)."""
+    groups = _groups(groups)
+    same = (groups[:, None] == groups[None, :]) & (groups[:, None] >= 0)
+    return (_behind(len(groups), len(groups)) < 0) & ~same
+
+
+def span_mod(groups: torch.Tensor) -> MaskMod:
+    """span_mask as a mask_mod (True = may attend)."""
+    groups = _groups(groups)
+
+    def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        return (kv_idx <= q_idx) | ((groups[q_idx] == groups[kv_idx]) & (groups[q_idx] >= 0))
+    return mod
+
+
+# --- attention sinks ---
+
+def sink_window_mask(length: int, sinks: int, width: int) -> torch.Tensor:
+    """StreamingLLM: the first `sinks` tokens plus a causal window of `width` keys (itself included), bool
+    (length, length), True = blocked. Still causal: a query never sees a sink after it."""
+    length = _length(length)
+    sinks = arguments.integer(sinks, "sinks", minimum=0)
+    sink = (torch.arange(length) < sinks)[None, :]
+    return window_mask(length, width) & ~(sink & (_behind(length, length) >= 0))
+
+
+def sink_window_mod(sinks: int, width: int) -> MaskMod:
+    """sink_window_mask as a mask_mod (True = may attend)."""
+    sinks = arguments.integer(sinks, "sinks", minimum=0)
+    width = arguments.integer(width, "width", minimum=1)
+
+    def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        return (kv_idx <= q_idx) & ((q_idx - kv_idx < width) | (kv_idx < sinks))
+    return mod
+
+
+# --- chunks against a KV cache ---
+
+def chunk_mask(chunk: int, cached: int, window: int | None = None) -> torch.Tensor:
+    """The mask of a chunk of `chunk` new queries against `cached` keys already in the cache plus its own:
+    bool (chunk, cached + chunk), True = blocked, aligned bottom-right (the chunk's query i is position
+    cached + i). window: a causal window of that many keys (itself included); None = plain causal."""
+    chunk = _length(chunk, "chunk")
+    cached = arguments.integer(cached, "cached", minimum=0)
+    behind = _behind(chunk, cached + chunk, cached)
+    blocked = behind < 0
+    if window is not None:
+        blocked |= behind >= arguments.integer(window, "window", minimum=1)
+    return blocked
+
+
+def chunk_mod(cached: int, window: int | None = None) -> MaskMod:
+    """chunk_mask as a mask_mod for Q_LEN = chunk, KV_LEN = cached + chunk (True = may attend)."""
+    cached = arguments.integer(cached, "cached", minimum=0)
+    width = None if window is None else arguments.integer(window, "window", minimum=1)
+
+    def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        allowed = kv_idx <= q_idx + cached
+        return allowed if width is None else allowed & (q_idx + cached - kv_idx < width)
+    return mod
+
+
+PREFILL_MASKS = ("bottom-right", "top-left", "cache forgotten")
+
+
+def _prefill_mask(kind: str, chunk: int, cached: int, window: int | None) -> torch.Tensor:
+    if kind == "bottom-right":
+        return chunk_mask(chunk, cached, window)
+    if kind == "top-left":                                  # as SDPA's is_causal aligns a (chunk, S) mask
+        blocked = ~torch.ones(chunk, cached + chunk, dtype=torch.bool).tril()
+        if window is not None:
+            blocked |= _behind(chunk, cached + chunk) >= window
+        return blocked
+    blocked = chunk_mask(chunk, cached, window)             # "cache forgotten": the cached columns blocked
+    blocked[:, :cached] = True
+    return blocked
+
+
+@torch.no_grad()
+def prefill(model: TinyLM, ids: torch.Tensor, chunk: int | None = None, *, window: int | None = None,
+            mask: str = "bottom-right", keep: int | None = None) -> torch.Tensor:
+    """Logits (N, L, vocab) for ids (N, L), fed to chapter 9's TinyLM `chunk` tokens at a time with a KV cache
+    (chunk=None: one pass). Positions are absolute: the chunk starting at token s gets positions s, s + 1, ...
+
+    window: every block attends through a causal window of `window` keys (itself included); None = causal.
+    mask: how each chunk's mask is built: "bottom-right" (right: chunk_mask), or one of two bugs, "top-left"
+    (query i of the chunk treated as position i) or "cache forgotten" (the cached columns blocked).
+    keep: after each chunk, keep only the last `keep` keys and values of every block (a rolling cache).
+    The block's arithmetic is TinyLM's (Block.forward), with the mask made here instead of inside the block.
+    """
+    if not isinstance(model, TinyLM):
+        raise TypeError(f"model must be chapter 9's TinyLM, got {type(model).__name__}")
+    arguments.tensor(ids, "ids")
+    if ids.dim() != 2 or ids.dtype != torch.long:
+        raise ValueError(f"ids must be an int64 tensor (N, L), got {ids.dtype} {tuple(ids.shape)}")
+    N, L = ids.shape
+    if L > model.max_len:
+        raise ValueError(f"ids must hold at most the model's max_len={model.max_len} tokens, got {L}")
+    chunk = L if chunk is None else _length(chunk, "chunk")
+    if window is not None:
+        window = arguments.integer(window, "window", minimum=1)
+    if keep is not None:
+        keep = arguments.integer(keep, "keep", minimum=1)
+    if mask not in PREFILL_MASKS:
+        raise ValueError(f"mask must be one of {PREFILL_MASKS}, got {mask!r}")
+    cache: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(model.blocks)
+    logits = []
+    for start in range(0, L, chunk):
+        new = ids[:, start:start + chunk]
+        x = model.tok(new) + model.pos(torch.arange(start, start + new.shape[1]))
+        for b, block in enumerate(model.blocks):
+            n = x.shape[1]
+            q, k, v = (t.view(N, n, block.n_heads, -1).transpose(1, 2) for t in block.qkv(block.ln1(x)).chunk(3, -1))
+            if cache[b] is not None:
+                k, v = torch.cat([cache[b][0], k], 2), torch.cat([cache[b][1], v], 2)
+            blocked = _prefill_mask(mask, n, k.shape[2] - n, window)
+            out = attention_steps(q, k, v, attn_mask=blocked, fill="min").output
+            x = x + block.proj(out.transpose(1, 2).reshape(N, n, -1))
+            x = x + block.mlp(block.ln2(x))
+            cache[b] = (k, v) if keep is None else (k[:, :, -keep:], v[:, :, -keep:])
+        logits.append(model.head(model.ln_f(x)))
+    return torch.cat(logits, 1)
+
+
+# --- the explorer: one mask from a window, a prefix, sinks; its n-layer field; one chunk ---
+
+LENGTH = 10
+LAYERS = 4
+
+
+def full_mask(length: int, width: int | None = None, prefix: int = 0, sinks: int = 0) -> torch.Tensor:
+    """Causal, cut to a window of `width` keys (None: no window), plus the first `sinks` tokens (causally) and a
+    prefix of `prefix` tokens that see each other both ways: bool (length, length), True = blocked."""
+    length = _length(length)
+    reach = length if width is None else arguments.integer(width, "width", minimum=1)
+    sinks = arguments.integer(sinks, "sinks", minimum=0)
+    behind = _behind(length, length)
+    sink = (torch.arange(length) < sinks)[None, :]
+    allowed = (behind >= 0) & ((behind < reach) | sink)
+    inside = torch.arange(length) < arguments.integer(prefix, "prefix", minimum=0)
+    return ~(allowed | (inside[:, None] & inside[None, :]))      # the prefix sees all of itself, both ways
+
+
+def full_mod(width: int | None = None, prefix: int = 0, sinks: int = 0) -> MaskMod:
+    """full_mask as a mask_mod (True = may attend)."""
+    reach = LENGTH * 10**6 if width is None else arguments.integer(width, "width", minimum=1)
+    prefix = arguments.integer(prefix, "prefix", minimum=0)
+    sinks = arguments.integer(sinks, "sinks", minimum=0)
+
+    def mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        past = kv_idx <= q_idx
+        return (past & ((q_idx - kv_idx < reach) | (kv_idx < sinks))) | ((q_idx < prefix) & (kv_idx < prefix))
+    return mod
+
+
+def spellings_agree(length: int, width: int) -> dict[str, bool]:
+    """Does each library's spelling of a window of `width` keys (itself included) give window_mask(length, width)?
+    transformers' sliding_window=width, flash-attn's window_size=(width - 1, 0) with causal=True (from its docs),
+    and chapter 10's sliding_window_mod(width) through torch's create_mask."""
+    hand = window_mask(length, width)
+    return {f"transformers sliding_window={width}": torch.equal(transformers_window_mask(length, width), hand),
+            f"flash-attn window_size=({width - 1}, 0)": torch.equal(
+                flash_attn_mask(length, length, (width - 1, 0), causal=True), hand),
+            f"mask_mod sliding_window_mod({width})": torch.equal(mod_mask(sliding_window_mod(width), length), hand)}
+
+
+def mask_view(width: int = 3, prefix: int = 0, sinks: int = 0, chunk: int = 4, layers: int = 2) -> View:
+    """Chapter 13: the one-layer mask, its `layers`-layer receptive field, keys per query, and the last chunk's
+    (chunk, cached + chunk) rows, for 10 tokens."""
+    L = LENGTH
+    for name, value, low, high in (("width", width, 1, L), ("prefix", prefix, 0, L), ("sinks", sinks, 0, L),
+                                   ("chunk", chunk, 1, L), ("layers", layers, 1, LAYERS)):
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise ValueError(f"{name} must be an int from {low} to {high}, got {value!r}")
+    blocked = full_mask(L, width, prefix, sinks)
+    field = receptive_field(blocked, layers)
+    labels = [str(i) for i in range(L)]
+    one, many = keys_per_query(blocked), keys_per_query(field)
+    mod_agrees = torch.equal(mod_mask(full_mod(width, prefix, sinks), L), blocked)
+    agree = spellings_agree(L, width)
+    last = L - (L % chunk or chunk)                         # the first position of the last chunk
+    rows = blocked[last:]
+    wrong = blocked[:L - last] != rows                      # top-left: the chunk's rows read as positions 0, 1, ...
+    panels = (
+        Panel((~blocked).float(), labels, labels, title=f"1 layer: window {width}, prefix {prefix}, sinks {sinks}",
+              masked=blocked, fmt=".0f"),
+        Panel((~field).float(), labels, labels, title=f"{layers} layer(s): what each query can reach",
+              masked=field, fmt=".0f", xlabel="input position"),
+        Panel(torch.stack([one, many], 1).float(), labels, ["1 layer", f"{layers} layer(s)"],
+              title="keys per query", fmt=".0f", xlabel=""),
+        Panel((~rows).float(), labels[last:], labels, title=f"last chunk: {L - last} queries x {L} keys "
+              f"({last} cached)", masked=rows, fmt=".0f", framed=wrong, frame_color=RED, mark="×"),
+    )
+    reach = int(many[-1])
+    note = f" = {layers}·({width}−1)+1" if prefix == 0 and sinks == 0 and reach == layers * (width - 1) + 1 else ""
+    summary = (f"window {width} (keys, itself included), prefix {prefix}, sinks {sinks}: query {L - 1} sees "
+               f"{int(one[-1])} key(s) in 1 layer and reaches {reach} position(s) in {layers} layer(s){note}; "
+               f"window spellings agree ({', '.join(agree)}): {all(agree.values())}; "
+               f"whole mask as one mask_mod: {mod_agrees}; last chunk: {L - last} x {L}, "
+               f"{int(wrong.sum())} cell(s) a top-left alignment would get wrong")
+    caption = "1: may attend    hatched: blocked    ×: a top-left-aligned chunk mask gets this cell wrong"
+    return View(panels, summary, caption)
+
+
+def mask_explorer() -> Explorer:
+    """Window width, prefix length, sinks, chunk size and layers -> the mask, its receptive field, keys per
+    query, the last chunk, and whether the window's spellings agree."""
+    controls = {
+        "width": widgets.IntSlider(value=3, min=1, max=LENGTH, description="window"),
+        "prefix": widgets.IntSlider(value=0, min=0, max=LENGTH, description="prefix"),
+        "sinks": widgets.IntSlider(value=0, min=0, max=3, description="sinks"),
+        "chunk": widgets.IntSlider(value=4, min=1, max=LENGTH, description="chunk"),
+        "layers": widgets.IntSlider(value=2, min=1, max=LAYERS, description="layers"),
+    }
+    return explorer(controls, mask_view)
+
+
+EXPLORERS = (mask_explorer,)
+
+
+# --- the exercises' checks (each computes the expected answer from the problem's data) ---
+
+@exercise
+def check_1(answer: object, left: int, queries: tuple[int, ...]) -> None:
+    """Exercise 1: keys seen by each query under flash-attn's window_size=(left, 0), causal=True."""
+    if not isinstance(answer, (tuple, list)) or not all(isinstance(a, int) and not isinstance(a, bool)
+                                                          for a in answer):
+        raise Mistake("give a tuple of ints, one per query")
+    if len(answer) != len(queries):
+        raise Mistake(f"give one count per query: {len(queries)} of them")
+    expected = tuple(keys_seen(q, left, "left") for q in queries)
+    if tuple(answer) == expected:
+        return
+    if tuple(answer) == tuple(keys_seen(q, left, "keys") for q in queries):
+        raise Mistake("that reads window_size[0] as the number of keys with the query itself; flash-attn counts "
+                      "the keys before the query")
+    if tuple(answer) == tuple(min(q + 1, 2 * left + 1) for q in queries) or 2 * left + 1 in answer:
+        raise Mistake("causal=True: nothing to the right of the query is seen, whatever window_size[1] says")
+    if sorted(answer) == sorted(expected):
+        raise Mistake("the counts are in the wrong order: one per query, in the order the queries are given")
+    if all(a == left + 1 for a in answer):
+        raise Mistake("near the start of the sequence a query has fewer keys behind it than the window allows")
+    raise Mistake("count the positions from i - left to i that exist (positions start at 0)")
+
+
+@exercise
+def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
+    """Exercise 2: the (chunk, cached + chunk) mask of a chunk against a cache, with a window; True = blocked."""
+    expected = chunk_mask(chunk, cached, window)
+    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
+        raise Mistake("give a bool tensor, True = blocked (the helpers' convention)")
+    if tuple(answer.shape) != tuple(expected.shape):
+        raise Mistake(f"the mask has one row per query of the chunk and one column per key it can be compared with "
+                      f"(the cached keys and the chunk's own), got shape {tuple(answer.shape)}")
+    if torch.equal(answer, expected):
+        return
+    if torch.equal(answer, ~expected):
+        raise Mistake("the polarity is flipped: True must mean blocked")
+    if torch.equal(answer, _prefill_mask("top-left", chunk, cached, window)) or \
+            torch.equal(answer, ~torch.ones(chunk, cached + chunk, dtype=torch.bool).tril()):
+        raise Mistake("aligned top-left: the chunk's first query is not position 0 of the sequence")
+    if answer[:, :cached].all() and cached:
+        raise Mistake("the cached columns are blocked: the cache holds keys the chunk's queries must see")
+    if torch.equal(answer, chunk_mask(chunk, cached)):
+        raise Mistake("the window is missing: keys too far behind a query must be blocked too")
+    for off in (window - 1, window + 1):
+        if off >= 1 and torch.equal(answer, chunk_mask(chunk, cached, off)):
+            raise Mistake("the window is off by one: it counts the keys a query sees, the query itself included")
+    if (~answer & (_behind(chunk, cached + chunk, cached) < 0)).any():
+        raise Mistake("a query sees a key after its own position")
+    raise Mistake("not quite: write out the position of each query of the chunk, then which keys it may see")
+
+
+def _check_mod(make: Callable[[int, int], MaskMod], sinks: int, width: int, length: int) -> torch.Tensor:
+    """The learner's mask_mod, drawn with create_mask: bool (length, length), True = blocked; Mistake on misuse."""
+    try:
+        mod = make(sinks, width)
+    except Exception as error:   # noqa: BLE001  (any error of the learner's code becomes a hint)
+        raise Mistake(f"calling your function with (sinks={sinks}, width={width}) raised "
+                      f"{type(error).__name__}: {str(error).splitlines()[0][:80]}") from None
+    if not callable(mod):
+        raise Mistake("your function must return a mask_mod: a function (b, h, q_idx, kv_idx) -> bool tensor")
+    q, kv = torch.arange(length)[:, None], torch.arange(length)[None, :]
+    try:
+        allowed = mod(torch.tensor(0), torch.tensor(0), q, kv)
+    except RuntimeError:
+        raise Mistake("q_idx and kv_idx are tensors: combine conditions with &, | and ~ (in parentheses), not "
+                      "`and`, `or`, `not` or an `if`") from None
+    if not isinstance(allowed, torch.Tensor) or allowed.dtype != torch.bool:
+        raise Mistake("a mask_mod returns a bool tensor (a comparison such as q_idx >= kv_idx gives one)")
+    try:
+        return mod_mask(mod, length)
+    except Exception:   # noqa: BLE001
+        raise Mistake("create_mask could not draw your mask_mod: use only comparisons and &, |, ~ of "
+                      "q_idx and kv_idx") from None
+
+
+CASES_3 = ((1, 3, 8), (2, 2, 9), (0, 3, 7), (3, 1, 8), (1, 8, 8))   # (sinks, width, length)
+
+
+@exercise
+def check_3(answer: object) -> None:
+    """Exercise 3: a function (sinks, width) -> mask_mod of the first `sinks` tokens plus a window (causal)."""
+    if not callable(answer):
+        raise Mistake("give a function (sinks, width) that returns a mask_mod")
+    for sinks, width, length in CASES_3:
+        got, expected = _check_mod(answer, sinks, width, length), sink_window_mask(length, sinks, width)
+        if torch.equal(got, expected):
+            continue
+        if torch.equal(got, ~expected):
+            raise Mistake("the polarity is flipped: in a mask_mod True means MAY attend")
+        future = _behind(length, length) < 0
+        if (~got & future).any():
+            raise Mistake(f"with sinks={sinks}, width={width}: a query sees a later token; the sinks and the "
+                          "window both stay causal (and & binds tighter than |: use parentheses)")
+        if got.diagonal().any():
+            raise Mistake(f"with sinks={sinks}, width={width}: a query cannot see itself; the window counts the "
+                          "query itself")
+        if torch.equal(got, window_mask(length, width)) and sinks:
+            raise Mistake(f"with sinks={sinks}: the sinks are missing; the first tokens must stay visible to every "
+                          "later query")
+        for w in (width - 1, width + 1):
+            if w >= 1 and torch.equal(got, sink_window_mask(length, sinks, w)):
+                raise Mistake("the window is off by one: width counts the keys a query sees, itself included")
+        for k in (sinks - 1, sinks + 1):
+            if k >= 0 and torch.equal(got, sink_window_mask(length, k, width)):
+                raise Mistake(f"with sinks={sinks}: the sinks are off by one; count the first tokens kept")
+        raise Mistake(f"with sinks={sinks}, width={width}, {length} tokens the mask differs: draw it with "
+                      "ch13.mod_mask and compare row by row")
