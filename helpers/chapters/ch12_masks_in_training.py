@@ -172,6 +172,30 @@ def gradients(module: nn.Module, run: Callable[[torch.Tensor], torch.Tensor], x:
     return Grads(loss.detach(), params, x.grad.detach())
 
 
+def additive(blocked: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """A float mask to ADD to the scores: 0 where visible, -inf where `blocked` (True = hidden)."""
+    arguments.bool_mask(blocked, "blocked")
+    return torch.zeros(blocked.shape, dtype=dtype).masked_fill(blocked, float("-inf"))
+
+
+def mha_run(mha: nn.MultiheadAttention, need_weights: bool, masks: tuple[torch.Tensor, torch.Tensor],
+            mode: str = "train") -> Callable[[torch.Tensor], torch.Tensor]:
+    """run(x) for gradients(): `mha`, put in `mode` ("train" or "eval"), with x (N, L, E) as query, key and value
+    and masks = (key_padding_mask, attn_mask); x is transposed to (L, N, E) and back if mha is not batch_first."""
+    if not isinstance(mha, nn.MultiheadAttention):
+        raise TypeError(f"mha must be an nn.MultiheadAttention, got {type(mha).__name__}")
+    if mode not in ("train", "eval"):
+        raise ValueError(f"mode must be 'train' or 'eval', got {mode!r}")
+    kpm, attn_mask = masks
+
+    def run(x: torch.Tensor) -> torch.Tensor:
+        t = x if mha.batch_first else x.transpose(0, 1)
+        out = mha.train(mode == "train")(t, t, t, key_padding_mask=kpm, attn_mask=attn_mask,
+                                         need_weights=need_weights)[0]
+        return out if mha.batch_first else out.transpose(0, 1)
+    return run
+
+
 def flex_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, key_padding_mask: torch.Tensor) -> str:
     """Try flex_attention (eager, causal + padding mask_mod) forward and backward on the CPU; what happened."""
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
@@ -458,7 +482,8 @@ def training_view(length_0: int = 3, length_1: int = 5, padding: str = "left", f
     head = "per-token loss, " + loss if pooling == VIEW_POOLINGS[0] else f"pooled: {pooling}"
     summary = (f"lengths {list(lengths)}, {padding} padding + causal, fill {fill}, {head}: {got.dead} dead "
                f"row(s); {verdict}; {same}")
-    caption = "hatched: a pad with weight 0; ! a pad that the loss reads; × a real token whose gradient moved"
+    caption = ("hatched: a pad (left: weight 0; right: no unpadded run to compare, shown as 0); ! a pad that the "
+               "loss reads; × a real token whose gradient moved")
     return View((weights, change), summary, caption)
 
 
@@ -496,10 +521,17 @@ def check_1(answer: object, ids: torch.Tensor, attention_mask: torch.Tensor) -> 
     if answer.dtype != torch.int64:
         raise Mistake(f"labels are token ids: cross_entropy wants an int64 tensor, got {answer.dtype}")
     pads = attention_mask == 0
-    if (answer[pads] == 0).all() and pads.any():
-        raise Mistake("the ignored positions must hold -100 (cross_entropy's ignore_index), not 0")
+    at_pads = answer[pads].unique()
+    if len(at_pads) == 1 and int(at_pads) != IGNORE and not torch.equal(answer[pads], ids[pads]):
+        raise Mistake(f"the ignored positions must hold -100 (cross_entropy's ignore_index), not {int(at_pads)}")
+    if (answer[~pads] == IGNORE).all():
+        raise Mistake("the -100s sit on the real tokens: attention_mask 1 marks a real token, 0 a pad")
     words = ~pads & (ids != EOS_ID)                    # the real tokens other than <eos>
     if (answer[words] != ids[words]).any():
+        shifted = ~pads[:, 1:] & ~pads[:, :-1]
+        if shifted.any() and torch.equal(answer[:, :-1][shifted], ids[:, 1:][shifted]):
+            raise Mistake("do not shift the labels: a causal LM (and train_stopper) shifts them itself; "
+                          "label t is the token at t")
         raise Mistake("every real token (attention_mask 1) must keep its own id as its label")
     if (answer[~pads] != ids[~pads]).any():
         raise Mistake("a real <eos> lost its label: it has the pad's id, but the attention mask says it is real. "
@@ -521,6 +553,9 @@ def check_2(answer: object) -> None:
         expected = pool(h, mask == 0, "last real token")
         try:
             got = answer(h.clone(), mask.clone())
+        except IndexError as error:
+            raise Mistake(f"with {side} padding your function raised IndexError: {error}. Positions run from 0 "
+                          "to L - 1: is an index one too far?") from None
         except Exception as error:   # the learner's code: any error is a hint, not a crash
             raise Mistake(f"with {side} padding your function raised {type(error).__name__}: {error}") from None
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != (3, 4):
@@ -530,6 +565,9 @@ def check_2(answer: object) -> None:
             raise Mistake(f"with {side} padding the last slot is a pad for the shorter items")
         if torch.equal(got, h[:, 0]) and not torch.equal(got, expected):
             raise Mistake(f"that is the first slot; with {side} padding it is not the last real token")
+        if torch.equal(got, h[torch.arange(3), mask.flip(-1).argmax(-1)]) and not torch.equal(got, expected):
+            raise Mistake(f"with {side} padding some item got another vector: a position found on the flipped "
+                          "mask counts from the end; turn it back into a position from the start")
         if not torch.equal(got, expected):
             hint = " (the number of real tokens - 1 is that position only under right padding)" \
                 if side == "left" else ""
@@ -553,13 +591,24 @@ def check_3(answer: object) -> None:
         raise Mistake(f"your function raised {type(error).__name__}: {error}") from None
     if not isinstance(weights, torch.Tensor) or weights.shape != scores.shape:
         raise Mistake("return the weights, a tensor of the shape of scores")
+    if weights.dtype != scores.dtype:
+        raise Mistake(f"return the weights in the dtype of scores ({scores.dtype}), as softmax does; "
+                      f"got {weights.dtype}")
     if weights[dead].isnan().any():
-        raise Mistake("a row with no visible key gave NaN: that is what plain softmax does after -inf")
-    if not torch.allclose(weights[dead], torch.zeros_like(weights[dead]), atol=0.0):
-        raise Mistake("a row with no visible key must be all zeros (a finite fill spreads it over the blocked keys)")
+        raise Mistake("a row with no visible key gave NaN: softmax of a row of -inf is 0/0, any 0/0 is NaN, "
+                      "and multiplying NaN by 0 leaves NaN")
+    w = weights.detach()
+    if (w[dead] != 0).any():
+        uniform = torch.allclose(w[dead], torch.full_like(w[dead], 1 / w.shape[-1]))
+        raise Mistake("a row with no visible key must be all zeros" +
+                      (" (a finite fill spreads it evenly over the blocked keys)" if uniform else ""))
     live = ~dead
+    if not torch.allclose(w[live].sum(-1), torch.ones(int(live.sum()))):
+        raise Mistake("each row with a visible key must sum to 1 over the keys: softmax over the last dimension")
+    if (w[live[..., None] & blocked] > 1e-6).any():
+        raise Mistake("a hidden key got weight in a row that has visible keys: blocked True means hidden")
     expected = scores.masked_fill(blocked, float("-inf")).softmax(-1)
-    if not torch.allclose(weights[live], expected[live], atol=1e-6):
+    if not torch.allclose(w[live], expected[live], atol=1e-6):
         raise Mistake("rows with a visible key must be the ordinary softmax over their visible keys, 0 elsewhere")
     if not weights.requires_grad:
         raise Mistake("the weights lost their gradient (detach or no_grad?): training needs it")

@@ -178,6 +178,8 @@ MASK = torch.tensor([[1, 1, 1, 1, 1, 0], [1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 1]]
 
 def test_check_1_accepts_labels_by_position_and_names_each_mistake():
     ch12.check_1.solution(IDS.masked_fill(MASK == 0, -100), IDS, MASK)
+    ch12.check_1.solution(torch.where(MASK == 1, IDS, -100), IDS, MASK)
+    ch12.check_1.solution(IDS * MASK - 100 * (1 - MASK), IDS, MASK)
     wrong = {
         "should be a torch.Tensor": IDS.tolist(),
         "shape of ids": IDS[:, :-1],
@@ -187,6 +189,9 @@ def test_check_1_accepts_labels_by_position_and_names_each_mistake():
         "real <eos> lost its label": IDS.masked_fill(IDS == 10, -100),
         "still have labels": IDS.clone(),
         "keep its own id": IDS.masked_fill(MASK == 0, -100).roll(1, 1).masked_fill(MASK == 0, -100),
+        "not -1$": IDS.masked_fill(MASK == 0, -1),
+        "sit on the real tokens": IDS.masked_fill(MASK == 1, -100),
+        "do not shift": IDS.roll(-1, 1).masked_fill(MASK == 0, -100),
     }
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
@@ -195,6 +200,7 @@ def test_check_1_accepts_labels_by_position_and_names_each_mistake():
 
 def test_check_2_accepts_the_last_real_token_and_names_each_mistake():
     ch12.check_2.solution(lambda h, m: h[torch.arange(h.shape[0]), m.shape[1] - 1 - m.flip(-1).argmax(-1)])
+    ch12.check_2.solution(lambda h, m: h[torch.arange(h.shape[0]), (m * torch.arange(m.shape[1])).argmax(-1)])
     wrong = {
         "should be a function": 3,
         "last slot is a pad": lambda h, m: h[:, -1],
@@ -203,6 +209,8 @@ def test_check_2_accepts_the_last_real_token_and_names_each_mistake():
         "last position whose mask is 1$": lambda h, m: h.mean(1),
         "one vector per item": lambda h, m: h,
         "raised": lambda h, m: torch.cat([h, m]),
+        "one too far": lambda h, m: h[torch.arange(h.shape[0]), m.sum(-1)],
+        "flipped mask counts from the end": lambda h, m: h[torch.arange(h.shape[0]), m.flip(-1).argmax(-1)],
     }
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
@@ -213,6 +221,12 @@ def test_check_3_accepts_a_safe_softmax_and_names_each_mistake():
     ch12.check_3.solution(ch12.safe_softmax)
     ch12.check_3.solution(lambda s, b: s.masked_fill(b, torch.finfo(s.dtype).min).softmax(-1)
                           .masked_fill(b.all(-1, keepdim=True), 0.0))
+    ch12.check_3.solution(lambda s, b: torch.where(b.all(-1, keepdim=True), 0.0,                 # other right styles
+                                                   s.masked_fill(b, float("-inf")).softmax(-1)))
+    ch12.check_3.solution(lambda s, b: (lambda w: w / w.sum(-1, keepdim=True).clamp_min(1e-30))(s.softmax(-1) * ~b))
+
+    def dead_of(b):
+        return b.all(-1, keepdim=True)
 
     def additive_then_zero(s, b):
         w = (s + torch.zeros_like(s).masked_fill(b, float("-inf"))).softmax(-1)
@@ -221,11 +235,37 @@ def test_check_3_accepts_a_safe_softmax_and_names_each_mistake():
         "should be a function": "softmax",
         "gave NaN": lambda s, b: s.masked_fill(b, float("-inf")).softmax(-1),
         "must be all zeros": lambda s, b: s.masked_fill(b, -1e9).softmax(-1),
-        "ordinary softmax": lambda s, b: torch.zeros_like(s),
+        "ordinary softmax": lambda s, b: (lambda w: w / w.sum(-1, keepdim=True).clamp_min(1e-30))(s.sigmoid() * ~b),
+        "sum to 1 over the keys: softmax": lambda s, b: torch.zeros_like(s),
         "lost their gradient": lambda s, b: ch12.safe_softmax(s, b).detach(),
         "gradient is NaN": additive_then_zero,
         "raised": lambda s, b: s @ b,
+        "0/0": lambda s, b: (lambda e: e / e.sum(-1, keepdim=True))(s.exp() * ~b),
+        "all zeros$": lambda s, b: s.softmax(-1),
+        "sum to 1 over the keys": lambda s, b: s.masked_fill(b, -1e9).softmax(-2).masked_fill(dead_of(b), 0),
+        "blocked True means hidden": lambda s, b: s.masked_fill(~b, -1e9).softmax(-1).masked_fill(dead_of(b), 0),
+        "dtype of scores": lambda s, b: ch12.safe_softmax(s.double(), b),
     }
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch12.check_3(answer)
+
+
+def test_mha_run_need_weights_decides_in_either_mode_and_layout(mha):
+    x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(0))
+    d = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(1))
+    seq_first = nn.MultiheadAttention(8, 2, dropout=0.0)
+    seq_first.load_state_dict(mha.state_dict())
+    float_masks = (ch12.additive(KPM), ch12.additive(causal_mask(5)))
+    assert float_masks[0].dtype == torch.float32 and float_masks[0][0, 0] == float("-inf") and float_masks[0][1, 0] == 0
+    for layer, masks, mode in ((mha, (KPM, causal_mask(5)), "eval"), (mha, float_masks, "train"),
+                               (seq_first, (KPM, causal_mask(5)), "train")):
+        for need_weights in (True, False):
+            r = ch12.gradients(layer, ch12.mha_run(layer, need_weights, masks, mode), x, ~KPM, d)
+            assert all(g.isfinite().all() for g in r.params.values()) == (not need_weights)
+    with pytest.raises(ValueError, match="mode must be"):
+        ch12.mha_run(mha, False, (KPM, None), "test")
+    with pytest.raises(TypeError, match="mha must be an nn.MultiheadAttention"):
+        ch12.mha_run(ch12.Attention(mha), False, (KPM, None))
+    with pytest.raises(TypeError, match="blocked must be a bool"):
+        ch12.additive(KPM.int())
