@@ -19,6 +19,7 @@ builds a mask from a window width, a prefix, sinks, a chunk size and a number of
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 
 import ipywidgets as widgets
@@ -378,27 +379,55 @@ EXPLORERS = (mask_explorer,)
 
 # --- the exercises' checks (each computes the expected answer from the problem's data) ---
 
+def _counts(answer: object) -> tuple[int, ...] | None:
+    """A learner's counts as a tuple of ints: a tuple or list of ints (Python, NumPy or 0-d integer tensors) or a
+    1-D integer tensor; None if it is none of these."""
+    if isinstance(answer, torch.Tensor):
+        if answer.dim() != 1 or answer.dtype.is_floating_point or answer.dtype.is_complex \
+                or answer.dtype == torch.bool:
+            return None
+        return tuple(int(a) for a in answer.tolist())
+    if not isinstance(answer, (tuple, list)):
+        return None
+    counts = []
+    for a in answer:
+        if isinstance(a, torch.Tensor) and a.dim() == 0 and not a.dtype.is_floating_point \
+                and not a.dtype.is_complex and a.dtype != torch.bool:
+            a = int(a)
+        if not isinstance(a, numbers.Integral) or isinstance(a, bool):
+            return None
+        counts.append(int(a))
+    return tuple(counts)
+
+
 @exercise
 def check_1(answer: object, left: int, queries: tuple[int, ...]) -> None:
     """Exercise 1: keys seen by each query under flash-attn's window_size=(left, 0), causal=True."""
-    if not isinstance(answer, (tuple, list)) or not all(isinstance(a, int) and not isinstance(a, bool)
-                                                          for a in answer):
+    counts = _counts(answer)
+    if counts is None:
         raise Mistake("give a tuple of ints, one per query")
-    if len(answer) != len(queries):
+    if len(counts) != len(queries):
         raise Mistake(f"give one count per query: {len(queries)} of them")
     expected = tuple(keys_seen(q, left, "left") for q in queries)
-    if tuple(answer) == expected:
+    if counts == expected:
         return
-    if tuple(answer) == tuple(keys_seen(q, left, "keys") for q in queries):
+    if counts == tuple(keys_seen(q, left, "keys") for q in queries):
         raise Mistake("that reads window_size[0] as the number of keys with the query itself; flash-attn counts "
                       "the keys before the query")
-    if tuple(answer) == tuple(min(q + 1, 2 * left + 1) for q in queries) or 2 * left + 1 in answer:
+    if counts == tuple(e - 1 for e in expected):
+        raise Mistake("the query itself is missing: a query always sees its own key, besides the ones before it")
+    if counts == tuple(min(q + 1, 2 * left + 1) for q in queries) or 2 * left + 1 in counts:
         raise Mistake("causal=True: nothing to the right of the query is seen, whatever window_size[1] says")
-    if sorted(answer) == sorted(expected):
+    if counts == tuple(q + 1 for q in queries):
+        raise Mistake("that is the whole past of each query: window_size[0] limits how far back a query reaches")
+    if counts == tuple(keys_seen(q - 1, left, "left") if q else 0 for q in queries):
+        raise Mistake("positions count from 0: query 0 is the first token of the sequence")
+    if sorted(counts) == sorted(expected):
         raise Mistake("the counts are in the wrong order: one per query, in the order the queries are given")
-    if all(a == left + 1 for a in answer):
+    if all(a == left + 1 for a in counts):
         raise Mistake("near the start of the sequence a query has fewer keys behind it than the window allows")
-    raise Mistake("count the positions from i - left to i that exist (positions start at 0)")
+    raise Mistake("count again: list the key positions each query may see under this window, and keep only "
+                  "those that exist")
 
 
 @exercise
@@ -424,8 +453,12 @@ def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
     for off in (window - 1, window + 1):
         if off >= 1 and torch.equal(answer, chunk_mask(chunk, cached, off)):
             raise Mistake("the window is off by one: it counts the keys a query sees, the query itself included")
-    if (~answer & (_behind(chunk, cached + chunk, cached) < 0)).any():
+    behind = _behind(chunk, cached + chunk, cached)
+    if (~answer & (behind < 0)).any():
         raise Mistake("a query sees a key after its own position")
+    if answer[behind == 0].any():
+        raise Mistake("a query cannot see its own key: find the column of each query's own position "
+                      "(the chunk's queries come after the cached keys)")
     raise Mistake("not quite: write out the position of each query of the chunk, then which keys it may see")
 
 
@@ -441,6 +474,11 @@ def _check_mod(make: Callable[[int, int], MaskMod], sinks: int, width: int, leng
     q, kv = torch.arange(length)[:, None], torch.arange(length)[None, :]
     try:
         allowed = mod(torch.tensor(0), torch.tensor(0), q, kv)
+    except TypeError as error:
+        if "positional argument" not in str(error):
+            raise Mistake(f"your mask_mod raised TypeError: {str(error).splitlines()[0][:80]}") from None
+        raise Mistake("a mask_mod takes four arguments (b, h, q_idx, kv_idx), even if it uses only the last "
+                      "two") from None
     except RuntimeError:
         raise Mistake("q_idx and kv_idx are tensors: combine conditions with &, | and ~ (in parentheses), not "
                       "`and`, `or`, `not` or an `if`") from None
@@ -461,19 +499,37 @@ def check_3(answer: object) -> None:
     """Exercise 3: a function (sinks, width) -> mask_mod of the first `sinks` tokens plus a window (causal)."""
     if not callable(answer):
         raise Mistake("give a function (sinks, width) that returns a mask_mod")
-    for sinks, width, length in CASES_3:
-        got, expected = _check_mod(answer, sinks, width, length), sink_window_mask(length, sinks, width)
+    drawn = [_check_mod(answer, sinks, width, length) for sinks, width, length in CASES_3]
+    triangle = _behind(CASES_3[0][2], CASES_3[0][2]) < 0
+    if torch.equal(drawn[0], drawn[3]) and not torch.equal(drawn[0], triangle):   # (1, 3, 8) vs (3, 1, 8)
+        raise Mistake("your function gives the same mask whatever sinks and width it is called with: use its "
+                      "arguments")
+    for got, (sinks, width, length) in zip(drawn, CASES_3, strict=True):
+        expected = sink_window_mask(length, sinks, width)
         if torch.equal(got, expected):
             continue
         if torch.equal(got, ~expected):
             raise Mistake("the polarity is flipped: in a mask_mod True means MAY attend")
-        future = _behind(length, length) < 0
+        if sinks != width and torch.equal(got, sink_window_mask(length, width, sinks)):
+            raise Mistake("sinks and width are swapped: the function is called as sink_window(sinks, width)")
+        behind = _behind(length, length)
+        future = behind < 0
         if (~got & future).any():
-            raise Mistake(f"with sinks={sinks}, width={width}: a query sees a later token; the sinks and the "
-                          "window both stay causal (and & binds tighter than |: use parentheses)")
+            if (~got & future)[:, sinks:].any():
+                raise Mistake(f"with sinks={sinks}, width={width}: a query sees a later token through the window; "
+                              "the window stays causal (and & binds tighter than |: use parentheses)")
+            raise Mistake(f"with sinks={sinks}, width={width}: a query sees a later sink; the sinks stay causal "
+                          "too")
+        both = ~((behind >= 0) & (behind < width) & (torch.arange(length) < sinks)[None, :])
+        if torch.equal(got, both):
+            raise Mistake(f"with sinks={sinks}, width={width}: a key is seen only if it is a sink AND in the "
+                          "window; one of the two is enough")
         if got.diagonal().any():
             raise Mistake(f"with sinks={sinks}, width={width}: a query cannot see itself; the window counts the "
                           "query itself")
+        if torch.equal(got, sink_window_mask(length, sinks, length)) and width < length:
+            raise Mistake(f"with sinks={sinks}, width={width}: the window cuts no key at all; check its "
+                          "condition, which keys are too far behind the query")
         if torch.equal(got, window_mask(length, width)) and sinks:
             raise Mistake(f"with sinks={sinks}: the sinks are missing; the first tokens must stay visible to every "
                           "later query")
@@ -484,4 +540,4 @@ def check_3(answer: object) -> None:
             if k >= 0 and torch.equal(got, sink_window_mask(length, k, width)):
                 raise Mistake(f"with sinks={sinks}: the sinks are off by one; count the first tokens kept")
         raise Mistake(f"with sinks={sinks}, width={width}, {length} tokens the mask differs: draw it with "
-                      "ch13.mod_mask and compare row by row")
+                      f"ch13.mod_mask(answer_3({sinks}, {width}), {length}) and compare it row by row with the rule")

@@ -3,6 +3,7 @@ exercise checks (helpers/chapters/ch13_windows_prefixes_and_chunks.py)."""
 
 import itertools
 
+import numpy as np
 import pytest
 import torch
 
@@ -196,9 +197,14 @@ def test_check_1_accepts_the_counts_and_names_each_mistake():
     ch13.check_1.solution((5, 3), 4, (10, 2))
     for hint, answer in {"tuple of ints": 5, "one count per query": (5,), "with the query itself": (4, 3),
                          "nothing to the right": (9, 3), "fewer keys behind": (5, 5),
-                         "wrong order": (3, 5), "count the positions": (6, 3)}.items():
+                         "wrong order": (3, 5), "count again": (6, 3), "query itself is missing": (4, 2),
+                         "whole past": (11, 3), "positions count from 0": (5, 2), "tuple of ints,": (5.0, 3.0)}.items():
         with pytest.raises(Mistake, match=hint):
             ch13.check_1(answer, 4, (10, 2))
+    for right in ([5, 3], torch.tensor([5, 3]), (np.int64(5), np.int64(3)), tuple(torch.tensor([5, 3]))):
+        ch13.check_1(right, 4, (10, 2))                                                  # other styles, accepted
+    with pytest.raises(Mistake, match="tuple of ints"):
+        ch13.check_1(torch.tensor([5.0, 3.0]), 4, (10, 2))
 
 
 def test_check_2_accepts_the_chunk_mask_and_names_each_mistake():
@@ -209,12 +215,18 @@ def test_check_2_accepts_the_chunk_mask_and_names_each_mistake():
     forgotten[:, :5] = True
     future = right.clone()
     future[0, 6] = False
+    behind = torch.arange(3)[:, None] + 4 - torch.arange(8)                             # queries read as 4, 5, 6
+    shifted = (behind < 0) | (behind >= 4)
+    own_blocked = right.clone()
+    own_blocked[:, 5:] = True
     for hint, answer in {"bool tensor": right.int(), "one row per query": ch13.window_mask(8, 4),
                          "polarity is flipped": ~right, "aligned top-left": top_left,
                          "cached columns are blocked": forgotten, "window is missing": ch13.chunk_mask(3, 5),
-                         "off by one": ch13.chunk_mask(3, 5, 5), "after its own position": future}.items():
+                         "off by one": ch13.chunk_mask(3, 5, 5), "after its own position": future,
+                         "cannot see its own key": shifted, "a query cannot see its own": own_blocked}.items():
         with pytest.raises(Mistake, match=hint):
             ch13.check_2(answer, 3, 5, 4)
+    ch13.check_2(ch13.window_mask(8, 4)[5:], 3, 5, 4)                                   # the full mask's last rows
     assert ch13.check_2.__doc__.startswith("Exercise 2")
 
 
@@ -225,15 +237,22 @@ def test_check_3_accepts_the_mask_mod_and_names_each_mistake():
         "are tensors": lambda s, w: (lambda b, h, q, kv: (kv <= q) and (q - kv < w)),
         "bool tensor": lambda s, w: (lambda b, h, q, kv: ((kv <= q) & (q - kv < w)).int()),
         "polarity is flipped": lambda s, w: (lambda b, h, q, kv: ~((kv <= q) & ((kv < s) | (q - kv < w)))),
-        "sees a later token": lambda s, w: (lambda b, h, q, kv: (kv < s) | ((kv <= q) & (q - kv < w))),
+        "sees a later sink": lambda s, w: (lambda b, h, q, kv: (kv < s) | ((kv <= q) & (q - kv < w))),
+        "later token through the window": lambda s, w: (lambda b, h, q, kv: (kv <= q) & (kv < s) | (q - kv < w)),
+        "swapped": lambda s, w: (lambda b, h, q, kv: (kv <= q) & ((kv < w) | (q - kv < s))),
+        "cuts no key": lambda s, w: (lambda b, h, q, kv: (kv <= q) & ((kv < s) | (kv - q < w))),
+        "sink AND in the window": lambda s, w: (lambda b, h, q, kv: (kv <= q) & (kv < s) & (q - kv < w)),
+        "whatever sinks and width": lambda s, w: ch13.sink_window_mod(2, 3),
+        "four arguments": lambda s, w: (lambda q, kv: (kv <= q) & ((kv < s) | (q - kv < w))),
         "sinks are missing": lambda s, w: (lambda b, h, q, kv: (kv <= q) & (q - kv < w)),
         "window is off by one": lambda s, w: (lambda b, h, q, kv: (kv <= q) & ((kv < s) | (q - kv <= w))),
         "sinks are off by one": lambda s, w: (lambda b, h, q, kv: (kv <= q) & ((kv <= s) | (q - kv < w))),
         "cannot see itself": lambda s, w: (lambda b, h, q, kv: (kv < q) & ((kv < s) | (q - kv < w))),
-        "binds tighter": lambda s, w: (lambda b, h, q, kv: (kv <= q) & (kv < s) | (q - kv < w)),
         "raised TypeError": lambda s: None,
         "give a function": 3,
     }
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch13.check_3(answer)
+    ch13.check_3(lambda s, w: (lambda b, h, q, kv: torch.logical_and(kv <= q, torch.logical_or(kv < s, q - kv < w))))
+    ch13.check_3(lambda s, w: (lambda b, h, q, kv: torch.where(kv < s, kv <= q, (q - kv >= 0) & (q - kv < w))))
