@@ -305,7 +305,28 @@ def check_1(answer: object, lengths: list[int]) -> None:
 
 
 _CHECK_2_BLOCKED = torch.tensor([[False, True, True], [True, True, True], [False, True, True]])  # row 1: dead
-_CHECK_2_SCORES = [[1.0, 2.0, 3.0], [-30.0, -20.0, -50.0], [-20000.0, 5.0, 5.0]]                # row 2: very negative
+_CHECK_2_SCORES = [[1.0, 2.0, 3.0], [-30.0, -20.0, -50.0], [0.0, 5.0, 5.0]]     # row 2: a very negative real score
+# row 2's real score, per dtype: far below any fixed fill float16 could hold (float32, bfloat16), and below half
+# of float16's finfo.min (float16); finfo(dtype).min still lies far below each
+CHECK_2_LOW = {torch.float32: -1e6, torch.float16: -50000.0, torch.bfloat16: -1e6}
+
+
+def _check_2_scores(dtype: torch.dtype) -> torch.Tensor:
+    scores = torch.tensor(_CHECK_2_SCORES, dtype=dtype)
+    scores[2, 0] = CHECK_2_LOW[dtype]
+    return scores
+
+
+def _one_fill(masked: torch.Tensor, blocked: torch.Tensor) -> float | None:
+    """The single number in every blocked cell, or None if the blocked cells differ."""
+    values = masked[blocked].float().unique()
+    return values.item() if values.numel() == 1 else None
+
+
+def _fixed(fills: dict[torch.dtype, float | None]) -> bool:
+    """True if every dtype's fill is one number (float32's fill), rounded to that dtype."""
+    c = fills[torch.float32]
+    return c is not None and all(f == torch.tensor(c).to(dtype).item() for dtype, f in fills.items())
 
 
 @exercise
@@ -315,8 +336,10 @@ def check_2(answer: object) -> None:
         raise Mistake("answer_2 should be a function: apply_mask(scores, blocked)")
     blocked = _CHECK_2_BLOCKED
     live = ~blocked.all(-1)
-    for dtype in (torch.float32, torch.float16, torch.bfloat16):
-        scores = torch.tensor(_CHECK_2_SCORES, dtype=dtype)
+    dtypes = (torch.float32, torch.float16, torch.bfloat16)
+    results = {}
+    for dtype in dtypes:
+        scores = _check_2_scores(dtype)
         try:
             masked = answer(scores.clone(), blocked.clone())
         except Exception as error:  # noqa: BLE001  (any error of the learner's code becomes a hint)
@@ -325,6 +348,9 @@ def check_2(answer: object) -> None:
             raise Mistake(f"return the masked scores, a tensor of the scores' shape {tuple(scores.shape)}")
         if masked.dtype != dtype:
             raise Mistake(f"keep the scores' dtype: scores in {dtype} came back as {masked.dtype}")
+        results[dtype] = scores, masked
+    fills = {dtype: _one_fill(masked, blocked) for dtype, (_, masked) in results.items()}
+    for dtype, (scores, masked) in results.items():
         weights = masked.softmax(-1)
         if not weights[~live].isfinite().all():
             if dtype == torch.float32:
@@ -333,9 +359,20 @@ def check_2(answer: object) -> None:
                           "somewhere (what happens to a number near the edge of the range when you add to it?)")
         if not torch.equal(masked[~blocked], scores[~blocked]):
             raise Mistake(f"in {dtype} the visible scores changed: only the blocked cells may change")
-        if not (weights[live][blocked[live]] == 0).all():
-            raise Mistake(f"in {dtype} a blocked key got weight above 0 in row 2, next to a real score of "
-                          "-20000: the fill must lie far below every real score, in every dtype")
+        if (weights[live][blocked[live]] == 0).all():
+            continue
+        low, fill = f"{CHECK_2_LOW[dtype]:,.0f}", fills[dtype]
+        where = f"in {dtype} a blocked key got weight above 0 in row 2, next to a real score of {low}"
+        if fill is not None and dtype != torch.float16 and fill == torch.finfo(torch.float16).min:
+            raise Mistake(f"{where}: your fill is float16's lowest number, used in every dtype; {dtype} reaches "
+                          "much further down, and its real scores can lie below that fill")
+        if fill is not None and fill == torch.finfo(dtype).min / 2:
+            raise Mistake(f"{where}: half of the dtype's lowest number is not far enough down; real scores can "
+                          "lie below it")
+        if fill is not None and _fixed(fills):
+            raise Mistake(f"{where}: your fill is the same fixed number in every dtype, and a fixed number works "
+                          "only while every real score stays far above it")
+        raise Mistake(f"{where}: the fill must lie below every real score the dtype can hold, in every dtype")
 
 
 @exercise

@@ -25,7 +25,7 @@ from helpers.chapters.ch07_dead_rows_and_fast_paths import (
 )
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
-from helpers.masks import causal_mask, key_padding_mask
+from helpers.masks import causal_mask, fill_value, key_padding_mask
 
 MANUAL_INF, MANUAL_MIN, SDPA, MHA_WEIGHTS, MHA, ENCODER = FAST_PATHS
 TRAINING, EVAL_GRAD, NO_GRAD, FROZEN = FAST_MODES
@@ -196,7 +196,19 @@ def test_check_2_accepts_replacement_and_names_each_mistake():
     ch07.check_2.solution(lambda scores, blocked: scores.masked_fill(blocked, torch.finfo(scores.dtype).min))
     wrong = {
         "should be a function": torch.zeros(3, 3),
-        "row 2": lambda scores, blocked: scores.masked_fill(blocked, -1e4),                      # fixed fill
+        # fixed fills: one number in every dtype (float32 and bfloat16 real scores of -1e6 lie below it)
+        "float32 .*-1,000,000: your fill is the same fixed number": lambda scores, blocked: scores.masked_fill(
+            blocked, -1e4),
+        "float32 .*-1,000,000: your fill is the same fixed number in every": lambda scores, blocked: (
+            scores.masked_fill(blocked, -60000.0)),
+        "float32 .*your fill is float16's lowest number": lambda scores, blocked: scores.masked_fill(
+            blocked, torch.finfo(torch.float16).min),
+        # half of the dtype's own finfo.min: fine in float32, but float16's real score of -50000 lies below it
+        "float16 .*-50,000: half of the dtype's lowest number": lambda scores, blocked: scores.masked_fill(
+            blocked, torch.finfo(scores.dtype).min / 2),
+        # a fill per dtype that is too high only in bfloat16
+        "bfloat16 .*row 2.*below every real score": lambda scores, blocked: scores.masked_fill(
+            blocked, -1e5 if scores.dtype == torch.bfloat16 else torch.finfo(scores.dtype).min),
         "raised RuntimeError": lambda scores, blocked: scores.masked_fill(blocked, -1e9),        # no float16
         "float32 the row with no visible key became NaN": lambda scores, blocked: scores.masked_fill(
             blocked, float("-inf")),
@@ -209,8 +221,12 @@ def test_check_2_accepts_replacement_and_names_each_mistake():
         "scores' shape": lambda scores, blocked: scores[0],
     }
     for hint, answer in wrong.items():
-        with pytest.raises(Mistake, match=hint):
+        with pytest.raises(Mistake, match=hint) as caught:
             ch07.check_2(answer)
+        assert "finfo" not in str(caught.value)                       # a hint, not the answer
+    # equivalent ways to write the right answer pass too
+    ch07.check_2.solution(lambda scores, blocked: torch.where(blocked, torch.finfo(scores.dtype).min, scores))
+    ch07.check_2.solution(lambda scores, blocked: scores.masked_fill(blocked, fill_value("min", scores.dtype)))
 
 
 def test_check_3_accepts_the_bottom_right_mask_and_hints_without_answering():
