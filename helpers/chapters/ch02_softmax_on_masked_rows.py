@@ -102,13 +102,17 @@ def _by_hand(fn: object, row: torch.Tensor) -> torch.Tensor:
 
 @exercise
 def check_1(answer: object, row: torch.Tensor) -> None:
-    """Exercise 1: `answer` is a function softmax_by_hand(row) for a 1-D row; tried on `row` and on a row of large
-    scores (exp(1000) overflows unless the row max is subtracted first)."""
+    """Exercise 1: `answer` is a function softmax_by_hand(row) for a 1-D row; tried on `row`, on a row of large
+    scores (exp(1000) overflows unless the row max is subtracted first) and on a row whose first cell is masked and
+    whose max comes later (a shift by the first cell overflows there)."""
     row = arguments.floating(row, "row")
     if not callable(answer):
         raise Mistake("answer with a function: def softmax_by_hand(row): ..., then softmax_by_hand = that function")
-    rows = [row, torch.tensor([1000.0, 998.0, -1e9, 999.0, -1e9], dtype=row.dtype)]
-    for r in rows:
+    rows = {"the exercise's row": row,
+            "a row of large scores (about 1000)": torch.tensor([1000.0, 998.0, -1e9, 999.0, -1e9], dtype=row.dtype),
+            "a row whose first cell is masked (-1e9) and whose largest score comes later":
+                torch.tensor([-1e9, 1.0, 3.0, -1e9, 2.0], dtype=row.dtype)}
+    for name, r in rows.items():
         got = _by_hand(answer, r.clone())
         want = torch.softmax(r, -1)
         if not isinstance(got, torch.Tensor) or got.shape != r.shape:
@@ -116,9 +120,12 @@ def check_1(answer: object, row: torch.Tensor) -> None:
             raise Mistake(f"return a tensor shaped like the row, {tuple(r.shape)}; got {shape}")
         if got.dtype != r.dtype:
             raise Mistake(f"keep the row's dtype ({r.dtype}); got {got.dtype}")
+        if got.isnan().all():
+            raise Mistake(f"every weight is NaN on {name}: every exp there underflowed to 0, and 0 / 0 is NaN. "
+                          "Your shift pushed even that row's largest score far below 0 (step 3)")
         if got.isnan().any():
-            raise Mistake("NaN for a row with large scores: exp(1000) overflows to inf, and inf / inf is NaN. "
-                          "Shift the row first (step 2)")
+            raise Mistake(f"NaN on {name}: after your shift some cell is still far above 0, its exp overflows to "
+                          "inf, and inf / inf is NaN. Which number must the shift subtract (step 2)?")
         sigmoid_model = torch.sigmoid(r) / torch.sigmoid(r).sum()
         if torch.allclose(got, sigmoid_model, atol=1e-6, rtol=0) and not torch.allclose(got, want, atol=1e-6, rtol=0):
             raise Mistake("that is the author's sigmoid model (step 9), not softmax: use exp")
@@ -169,15 +176,19 @@ FLOAT16_ROWS = {  # real float16 scores (then two masked keys) on which a fixed 
                      "works only while every real score stays far above it"),
     "about -60000": ([-60000.0, -60010.0, -60020.0],
                      "in a row whose real scores are about -60000 (still float16 numbers), the masked keys kept a "
-                     "weight: the fill must sit below every score float16 can hold"),
+                     "weight: float16 holds scores that low, so the fill must sit far below them"),
+    "at -65472": ([-65472.0, -65472.0, -65472.0],
+                  "in a row whose real scores are -65472 (float16 still holds them), the masked keys kept a weight: "
+                  "the fill must sit far enough below even that row for exp to underflow to 0 (step 3)"),
 }
 
 
 @exercise
 def check_3(answer: object, row: torch.Tensor, key_is_pad: torch.Tensor) -> None:
-    """Exercise 3: a float16 fill value that masked_fill accepts, that gives masked keys exactly 0 in any real
-    float16 row (`row` with the pad keys `key_is_pad`, and rows of very negative scores), and that keeps a fully
-    masked row finite."""
+    """Exercise 3: a float16 fill value that masked_fill accepts, that gives masked keys exactly 0 in every float16
+    row whose real scores are not all at the bottom of float16's range (tried: `row` with the pad keys
+    `key_is_pad`, and rows of very negative scores down to -65472, the float16 number just above finfo.min: only a
+    fill that float16 stores as finfo.min passes there), and that keeps a fully masked row finite."""
     row = arguments.floating(row, "row")
     key_is_pad = arguments.bool_mask(key_is_pad, "key_is_pad")
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:

@@ -90,7 +90,11 @@ def test_check_1_accepts_softmax_by_hand_and_names_each_mistake():
         "by hand, please.*_log_softmax": lambda row: row.log_softmax(-1).exp(),
         "by hand, please.*_safe_softmax": lambda row: F.scaled_dot_product_attention(
             torch.ones(1, 1, 1), torch.ones(1, 5, 1), torch.eye(5)[None], attn_mask=row[None, None])[0, 0],
-        "NaN for a row with large scores": lambda row: torch.exp(row) / torch.exp(row).sum(),
+        "NaN on a row of large scores.*overflows": lambda row: torch.exp(row) / torch.exp(row).sum(),
+        "NaN on a row whose first cell is masked.*overflows":                # shifted by the first cell, not the max
+            lambda row: torch.exp(row - row[0]) / torch.exp(row - row[0]).sum(),
+        "every weight is NaN on the exercise's row.*underflowed":              # a fixed shift, too large here
+            lambda row: torch.exp(row - 1000) / torch.exp(row - 1000).sum(),
         "sum to 1": lambda row: torch.exp(row - row.max()),
         "sigmoid model": lambda row: torch.sigmoid(row) / torch.sigmoid(row).sum(),
         "log-weights": lambda row: (row - row.max()) - torch.exp(row - row.max()).sum().log(),
@@ -119,6 +123,7 @@ def test_check_3_accepts_finfo_min_and_rejects_fragile_fills():
     ids, _, q, k, _ = toy.qkv(toy.tokens(n_pads=2))
     row, key_is_pad = (q @ k.transpose(-2, -1) / 2)[0, 0], (ids == toy.PAD_ID)[0]   # the 犬 row, unmasked
     ch02.check_3.solution(torch.finfo(torch.float16).min, row, key_is_pad)
+    ch02.check_3.solution(-65489.0, row, key_is_pad)                  # float16 stores it as -65504 too
     wrong = {
         "one number": "min",
         "NaN is no fill": float("nan"),
@@ -130,6 +135,8 @@ def test_check_3_accepts_finfo_min_and_rejects_fragile_fills():
     for fragile in (-17.0, -20.0, -100.0, -1e4):                      # pass the 犬 row (max 0.18), fail below it
         wrong[f"about -20000.*works only while|{fragile}"] = fragile
     wrong["about -60000"] = -3e4
+    for near in (-60100.0, -61000.0, -65000.0, -65488.0):              # pass the -60000 row, fail at -65472
+        wrong[f"-65472.*far enough below|{near}"] = near
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint.split("|")[0]):
             ch02.check_3(answer, row, key_is_pad)
