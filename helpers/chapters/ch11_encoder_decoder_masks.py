@@ -505,20 +505,27 @@ def check_2(answer: object, model: nn.Transformer, src: torch.Tensor, tgt: torch
         raise Mistake(f"nn.Transformer has no mask argument named {unknown[0]!r}; its six are {list(MASK_ARGUMENTS)}")
     if answer.get("tgt_is_causal") and answer.get("tgt_mask") is None:
         raise Mistake("tgt_is_causal is a hint about tgt_mask, not a mask: the decoder still needs tgt_mask")
+    if answer.get("src_is_causal") or answer.get("memory_is_causal"):
+        raise Mistake("the encoder and cross-attention are not causal: leave src_is_causal and memory_is_causal off")
     if answer.get("memory_mask") is not None:
         raise Mistake("memory_mask is the cross-attention's (T, S) attention mask; padding has its own argument, and "
                       "cross-attention needs no causal mask")
     if answer.get("src_mask") is not None:
         raise Mistake("src_mask is the encoder's (S, S) attention mask; the encoder here needs only its padding mask")
-    try:
-        with torch.no_grad():
-            got = model(src, tgt, **answer)
-    except (RuntimeError, AssertionError, TypeError) as error:
-        raise Mistake(f"nn.Transformer refuses these arguments: {str(error).splitlines()[0]}") from None
-    with torch.no_grad():
-        want = model(src, tgt, **routed("correct", masks))
     real = ~masks.tgt_key_padding_mask
-    if (got - want)[real].abs().max() <= 1e-5:
+    right = True
+    for mode in ("training mode", "eval mode"):   # both code paths: the fast path accepts some masks training refuses
+        model.train(mode == "training mode")
+        try:
+            with torch.no_grad() if mode == "eval mode" else torch.enable_grad():
+                got = model(src, tgt, **answer)
+                want = model(src, tgt, **routed("correct", masks))
+        except (RuntimeError, AssertionError, TypeError) as error:
+            raise Mistake(f"nn.Transformer refuses these arguments in {mode}: {str(error).splitlines()[0]}") from None
+        finally:
+            model.eval()
+        right = right and bool((got - want)[real].abs().max() <= 1e-5)
+    if right:
         return
     for name, hint in (("memory_key_padding_mask", "the cross-attention still reads the source pads"),
                        ("src_key_padding_mask", "the encoder still reads the source pads"),
@@ -552,6 +559,10 @@ def check_3(answer: object, target_ids: torch.Tensor, pad_id: int, start_id: int
         raise Mistake("decoder_input_ids are not shifted: the decoder would read the very token it must predict")
     if (decoder_input_ids == -100).any():
         raise Mistake("decoder_input_ids hold -100, which is no token id: the library puts the pad id there")
+    at_pads = torch.cat([torch.zeros_like(pads[:, :1]), pads[:, :-1]], 1)   # where the shifted labels hold -100
+    if torch.equal(decoder_input_ids[~at_pads], want_inputs[~at_pads]) and not torch.equal(decoder_input_ids,
+                                                                                         want_inputs):
+        raise Mistake("where the shifted labels hold -100, the decoder input must be the pad id")
     if torch.equal(decoder_input_ids[:, :-1], target_ids[:, 1:]):
         raise Mistake("that is a shift to the left: the decoder must read the PREVIOUS token at each position")
     if torch.equal(decoder_input_ids[:, 1:], want_inputs[:, 1:]) and not torch.equal(decoder_input_ids[:, :1],

@@ -171,6 +171,8 @@ def test_check_2_accepts_the_call_and_names_each_mistake(batch):
         "decoder still sees the future": without["tgt_mask"],
         "polarity": {**correct, "memory_key_padding_mask": ~masks.src_key_padding_mask},
         "refuses these arguments": {**correct, "tgt_key_padding_mask": masks.src_key_padding_mask},
+        "refuses these arguments in training mode": {**correct, "tgt_mask": masks.decoder},   # the fast path takes it
+        "leave src_is_causal and memory_is_causal off": {**correct, "src_is_causal": True},
     }
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
@@ -192,6 +194,7 @@ def test_check_3_accepts_labels_and_shift_and_names_each_mistake():
         "hold -100": (labels, torch.cat([torch.full((3, 1), 2), labels[:, :-1]], 1)),
         "shift to the left": (labels, torch.cat([targets[:, 1:], torch.full((3, 1), 1)], 1)),
         "decoder start token": (labels, torch.cat([torch.full((3, 1), 1), targets[:, :-1]], 1)),
+        "must be the pad id": (labels, shifted.masked_fill(shifted == 1, 0)),
         "shifted one place to the right": (labels, torch.cat([torch.full((3, 2), 2), targets[:, :-2]], 1)),
     }
     for hint, answer in wrong.items():
