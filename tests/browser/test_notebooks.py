@@ -174,6 +174,27 @@ EXPECTED["10"] = [  # packing_explorer: the 8 sequences padded, bucketed, packed
          masked=28),
 ]
 
+EXPECTED["11"] = [  # encoder_decoder_explorer: misroutings, a source without pads, then left padding
+    Move("masks passed", kind="dropdown", option="memory_key_padding_mask forgotten", before="source 3 real + 2 pads, "
+         "target 4 real + 0 pads, right padding, correct: correct; no real target output moves",
+         after="memory_key_padding_mask forgotten: cross-attention reads the source pads; cross-attention: weight on "
+         "blocked cells", masked=24),   # 10 encoder pad cells + 6 future cells + 8 cross pad cells
+    Move("source length", presses=2, after="source 5 real + 0 pads", masked=6),
+    Move("masks passed", kind="dropdown", option="tgt_is_causal=True, no tgt_mask",
+         after="a hint, not a mask: the decoder self-attention is not causal; decoder self-attention: weight on "
+         "blocked cells", masked=6),
+    Move("masks passed", kind="dropdown", option="padding mask as src_mask", refused=True,
+         after=REFUSED + "nn.Transformer raises RuntimeError"),
+    Move("masks passed", kind="dropdown", option="causal mask on cross-attention",
+         after="causal mask on cross-attention: target query i may read only source words 0..i", masked=6),
+    Move("source length", presses=-2, after="source 3 real + 2 pads, target 4 real + 0 pads, right padding, causal "
+         "mask on cross-attention: target query i may read only source words 0..i; cross-attention: allowed keys "
+         "hidden in rows 0, 1", masked=24),
+    Move("padding", kind="toggle", option="left", after="left padding, causal mask on cross-attention: target query i "
+         "may read only source words 0..i; cross-attention: allowed keys hidden in rows 2, 3, no visible key in rows "
+         "0, 1", masked=24),
+]
+
 EXPECTED["12"] = [  # training_explorer: a dead row's NaN gradients, then the fixes and the leaks
     Move("fill", kind="dropdown", option="finfo.min", before="lengths [3, 5], left padding + causal, fill -inf, "
          "per-token loss, token mean: 2 dead row(s); NaN gradients in in_proj_weight, in_proj_bias, out_proj.weight",

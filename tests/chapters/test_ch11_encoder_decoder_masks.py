@@ -1,0 +1,202 @@
+"""Chapter 11 (helpers.chapters.ch11_encoder_decoder_masks): the three masks, nn.Transformer written out, the
+misroutings, the explorer, and the exercise checks."""
+
+import pytest
+import torch
+from torch import nn
+
+from helpers import key_padding_mask
+from helpers.chapters import ch11_encoder_decoder_masks as ch11
+from helpers.exercises import Mistake
+from helpers.explorer import view_html
+
+pytestmark = pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage")
+
+
+def test_three_masks_at_the_edges():
+    masks = ch11.three_masks([3, 5], [4, 1], S=6, T=4)
+    assert masks.cross.shape == (2, 4, 6) and masks.encoder.shape == (2, 6, 6) and masks.decoder.shape == (2, 4, 4)
+    assert masks.cross[0].tolist() == [[False] * 3 + [True] * 3] * 4        # source pads in every row, no triangle
+    assert masks.decoder[1, 3].tolist() == [False, True, True, True]        # target pads and the future
+    left = ch11.three_masks([1], [1], S=3, T=2, padding_side="left")
+    assert left.src_key_padding_mask.tolist() == [[True, True, False]]
+    assert left.cross[0].all(-1).tolist() == [False, False]                 # one real key: no row is dead
+    empty = ch11.three_masks([0, 2], [1, 1], S=2, T=1)
+    assert empty.cross[0].all() and not empty.cross[1].any()               # an empty source: every key hidden
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    (lambda: ch11.three_masks([1, 2], [1]), ValueError, "one length per item"),
+    (lambda: ch11.three_masks("12", [1, 2]), TypeError, "lists of ints"),
+    (lambda: ch11.three_masks([1], [1], padding_side="middle"), ValueError, "side must be one of"),
+    (lambda: ch11.three_masks([3], [1], S=2), ValueError, "lengths must be <= max_len"),
+    (lambda: ch11.three_masks([1], [1], T=True), TypeError, "T must be an int"),
+    (lambda: ch11.cross_triangle(0, 3), ValueError, "T must be an int >= 1"),
+    (lambda: ch11.toy_batch(0, 2), ValueError, "src_length must be an int >= 1"),
+    (lambda: ch11.toy_batch(6, 2), ValueError, "src_length must be 1..5"),
+    (lambda: ch11.embed([["dragon"]]), ValueError, "words must come from"),
+    (lambda: ch11.routed("no masks", ch11.three_masks([1], [1])), ValueError, "routing must be one of"),
+    (lambda: ch11.encoder_decoder_view(padding_side="up"), ValueError, "padding_side must be one of"),
+    (lambda: ch11.encoder_decoder_view(routing="x"), ValueError, "routing must be one of"),
+])
+def test_bad_input_names_the_argument(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_written_out_matches_nn_transformer_on_both_paths_and_in_every_routing_that_runs():
+    model = ch11.toy_transformer()
+    for side in ch11.PADDING_SIDES:
+        src, tgt, masks, _, _ = ch11.toy_batch(3, 3, side)
+        real = ~masks.tgt_key_padding_mask
+        for routing in ch11.ROUTINGS:
+            kwargs = ch11.routed(routing, masks)
+            if routing == "padding mask as src_mask":
+                with pytest.raises(ValueError, match="nn.Transformer raises RuntimeError"):
+                    ch11.run_transformer(model, src, tgt, kwargs)
+                continue
+            mine = ch11.written_out(model, src, tgt, kwargs).output
+            model.train()          # dropout 0: the ordinary path, which refuses the hint without a mask
+            if routing == "tgt_is_causal=True, no tgt_mask":
+                with pytest.raises(RuntimeError, match="Need attn_mask"):
+                    model(src, tgt, **kwargs)
+            else:
+                assert (model(src, tgt, **kwargs) - mine)[real].abs().max() < 1e-5, (side, routing)
+            model.eval()
+            fast = ch11.run_transformer(model, src, tgt, kwargs)
+            reads_zero_pads = side == "right" and routing in ("memory_key_padding_mask forgotten",
+                                                              "padding mask as memory_mask")
+            # the fast path's memory is 0 at right pads: a routing that reads them differs from the written-out model
+            assert ((fast - mine)[real].abs().max() < 1e-5) != reads_zero_pads, (side, routing)
+
+
+def test_written_out_bad_input():
+    model = ch11.toy_transformer()
+    src, tgt, masks, _, _ = ch11.toy_batch()
+    with pytest.raises(TypeError, match="model must be an nn.Transformer"):
+        ch11.encoder_decoder(nn.Linear(2, 2), src, tgt)
+    with pytest.raises(ValueError, match=r"memory_mask must have shape \(4, 5\)"):
+        ch11.encoder_decoder(model, src, tgt, memory_mask=masks.src_key_padding_mask[:, :4].T)
+    with pytest.raises(ValueError, match="src_key_padding_mask must have shape"):
+        ch11.encoder_decoder(model, src, tgt, src_key_padding_mask=masks.tgt_key_padding_mask)
+    with pytest.raises(TypeError, match="bool mask .* or a float mask of 0 and -inf"):
+        ch11.encoder_decoder(model, src, tgt, tgt_mask=torch.ones(4, 4))
+    with pytest.raises(ValueError, match="d_model=8"):
+        ch11.encoder_decoder(model, src[..., :4], tgt)
+    with pytest.raises(ValueError, match="same batch size"):
+        ch11.encoder_decoder(model, src[:2], tgt)
+    float_causal = nn.Transformer.generate_square_subsequent_mask(4)
+    with torch.no_grad():
+        a = ch11.encoder_decoder(model, src, tgt, tgt_mask=float_causal).output
+        b = ch11.encoder_decoder(model, src, tgt, tgt_mask=masks.tgt_mask).output
+    assert torch.equal(a, b)
+
+
+def test_views_say_what_is_wrong_and_what_moves():
+    correct = ch11.encoder_decoder_view()
+    assert "correct: correct; no real target output moves" in correct.summary
+    assert [p.matrix.shape for p in correct.panels] == [(5, 5), (4, 4), (4, 5)]
+    assert view_html(correct).count('class="masked"') == 10 + 6 + 8     # 2 pad columns, the triangle, 2 pad columns
+    forgotten = ch11.encoder_decoder_view(routing="memory_key_padding_mask forgotten")
+    assert "cross-attention: weight on blocked cells" in forgotten.summary
+    assert "real target outputs move in items [0, 2, 3]" in forgotten.summary
+    assert view_html(forgotten).count('class="masked framed"') == 8
+    hint = ch11.encoder_decoder_view(routing="tgt_is_causal=True, no tgt_mask")
+    assert "decoder self-attention: weight on blocked cells" in hint.summary
+    left = ch11.encoder_decoder_view(padding_side="left", routing="causal mask on cross-attention")
+    assert "no visible key in rows 0, 1" in left.summary
+    with pytest.raises(ValueError, match="nn.Transformer raises RuntimeError"):
+        ch11.encoder_decoder_view(routing="padding mask as src_mask")
+
+
+def test_explorer_updates_and_refuses():
+    box = ch11.encoder_decoder_explorer()
+    assert box.summary.value.startswith("source 3 real + 2 pads, target 4 real + 0 pads, right padding, correct")
+    box.controls["routing"].value = "memory_key_padding_mask forgotten"
+    assert "cross-attention reads the source pads" in box.summary.value
+    box.controls["src_length"].value = 5
+    assert box.summary.value.startswith("source 5 real + 0 pads")
+    box.controls["routing"].value = "padding mask as src_mask"
+    assert box.summary.value.startswith("<b>Not possible:</b> nn.Transformer raises RuntimeError")
+    box.controls["padding_side"].value = "left"
+    box.controls["routing"].value = "correct"
+    assert "left padding, correct: correct" in box.summary.value
+
+
+# ---- the exercise checks ----
+
+SRC_1, TGT_1 = [4, 2, 6], [3, 5, 1]
+
+
+def test_check_1_accepts_the_cross_mask_and_names_each_mistake():
+    right = key_padding_mask(SRC_1)[:, None, :].expand(3, 5, 6)
+    ch11.check_1.solution(right, SRC_1, TGT_1)
+    tgt_pads = key_padding_mask(TGT_1)
+    wrong = {
+        "bool tensor": right.int(),
+        "torch.Tensor": right.tolist(),
+        "transposed": right.transpose(1, 2),
+        r"shape should be \(N, T, S\)": right[:, 0],
+        "polarity is flipped": ~right,
+        "never causal": right | ch11.cross_triangle(5, 6),
+        "hide keys, not queries": right | tgt_pads[:, :, None],
+        "source's padding that counts": tgt_pads[:, :, None].expand(3, 5, 6),
+        "block exactly the source pads": right.clone().fill_(False),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch11.check_1(answer, SRC_1, TGT_1)
+
+
+@pytest.fixture(scope="module")
+def batch():
+    src, tgt, masks, _, _ = ch11.toy_batch()
+    return ch11.toy_transformer(), src, tgt, masks
+
+
+def test_check_2_accepts_the_call_and_names_each_mistake(batch):
+    model, src, tgt, masks = batch
+    correct = ch11.routed("correct", masks)
+    ch11.check_2.solution(correct, *batch)
+    ch11.check_2.solution({**correct, "tgt_is_causal": True}, *batch)       # a true hint is fine
+    without = {name: {k: v for k, v in correct.items() if k != name} for name in correct}
+    wrong = {
+        "give a dict": list(correct.values()),
+        "no mask argument named 'memory_padding_mask'": {**correct, "memory_padding_mask": masks.src_key_padding_mask},
+        "a hint about tgt_mask, not a mask": ch11.routed("tgt_is_causal=True, no tgt_mask", masks),
+        "memory_mask is the cross-attention's": ch11.routed("causal mask on cross-attention", masks),
+        "src_mask is the encoder's": {**without["src_key_padding_mask"], "src_mask": torch.zeros(5, 5, dtype=bool)},
+        "cross-attention still reads the source pads": without["memory_key_padding_mask"],
+        "encoder still reads the source pads": without["src_key_padding_mask"],
+        "decoder still sees the future": without["tgt_mask"],
+        "polarity": {**correct, "memory_key_padding_mask": ~masks.src_key_padding_mask},
+        "refuses these arguments": {**correct, "tgt_key_padding_mask": masks.src_key_padding_mask},
+        "refuses these arguments in training mode": {**correct, "tgt_mask": masks.decoder},   # the fast path takes it
+        "leave src_is_causal and memory_is_causal off": {**correct, "src_is_causal": True},
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch11.check_2(answer, *batch)
+
+
+def test_check_3_accepts_labels_and_shift_and_names_each_mistake():
+    targets = torch.tensor([[30, 31, 32, 2], [33, 2, 1, 1], [34, 35, 2, 1]])
+    labels = targets.masked_fill(targets == 1, -100)
+    shifted = torch.cat([torch.full((3, 1), 2), targets[:, :-1]], 1)
+    ch11.check_3.solution((labels, shifted), targets, 1, 2)
+    wrong = {
+        "two tensors": labels,
+        "torch.long tensor": (labels.float(), shifted),
+        "targets' shape": (labels[:, :3], shifted),
+        "still hold the pad id": (targets, shifted),
+        "mark only the pads": (targets.masked_fill(targets == 2, -100), shifted),
+        "not shifted": (labels, targets),
+        "hold -100": (labels, torch.cat([torch.full((3, 1), 2), labels[:, :-1]], 1)),
+        "shift to the left": (labels, torch.cat([targets[:, 1:], torch.full((3, 1), 1)], 1)),
+        "decoder start token": (labels, torch.cat([torch.full((3, 1), 1), targets[:, :-1]], 1)),
+        "must be the pad id": (labels, shifted.masked_fill(shifted == 1, 0)),
+        "shifted one place to the right": (labels, torch.cat([torch.full((3, 2), 2), targets[:, :-2]], 1)),
+    }
+    for hint, answer in wrong.items():
+        with pytest.raises(Mistake, match=hint):
+            ch11.check_3(answer, targets, 1, 2)
