@@ -26,6 +26,13 @@ export NO_PYTHON
 
 .PHONY: lab test lint unit portable execute slides clean
 
+# TORCH_INDEX given now but not at the last install (the stamp records it): set up again, torch from that index.
+ifneq ($(TORCH_INDEX),)
+ifneq ($(shell cat $(STAMP) 2>/dev/null),torch-index=$(TORCH_INDEX))
+.PHONY: $(STAMP)
+endif
+endif
+
 # The set-up itself is tools/dev.py's (the same for people without make): .venv, the pins, helpers/ editable.
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "$$NO_PYTHON" >&2; exit 1; }

@@ -41,3 +41,27 @@ def test_work_copies(repo: Path, capsys: pytest.CaptureFixture):
 
 def test_gitignored():
     assert "my-notebooks/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_setup_reinstalls_torch_when_a_torch_index_is_asked_for_later(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    """`make lab TORCH_INDEX=cpu` after a plain first install: the stamp records the index, so torch is reinstalled."""
+    python = tmp_path / "python"
+    python.write_text("")
+    stamp = tmp_path / ".installed"
+    (tmp_path / "requirements.txt").write_text("torch==2.13.0\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    stamp.write_text("torch-index=\n")
+    calls = []
+    monkeypatch.setattr(dev, "ROOT", tmp_path)
+    monkeypatch.setattr(dev, "STAMP", stamp)
+    monkeypatch.setattr(dev, "venv_python", lambda: python)
+    monkeypatch.setattr(dev, "run", lambda *command, **kwargs: calls.append([str(c) for c in command]))
+    dev.setup("")                                   # nothing asked for: the fresh stamp stands
+    assert calls == []
+    dev.setup("cpu")                                # asked for now, not before: reinstall torch from the CPU index
+    assert any("--force-reinstall" in call and dev.TORCH_CPU_INDEX in call for call in calls)
+    assert stamp.read_text() == "torch-index=cpu\n"
+    calls.clear()
+    dev.setup("cpu")                                # recorded: nothing to do
+    assert calls == []

@@ -1,5 +1,6 @@
-"""requirements.txt (pip), environment.yml (Binder/conda runtime) and environment-test.yml (conda test tools)
-describe one stack: same versions, conda-forge names, no test tools and no local package in the runtime file."""
+"""requirements.txt (pip), environment.yml (conda runtime), binder/environment.yml (Binder's runtime) and
+environment-test.yml (conda test tools) describe one stack: same versions, conda-forge names, no test tools and no
+local package in the runtime files; and repo2docker's rules for the binder/ folder hold."""
 
 from __future__ import annotations
 
@@ -40,9 +41,11 @@ class Env:
                 name, version = dep.split("=")
                 self.conda[name.lower()] = version
         for line in self.pip_lines:
+            if line.startswith("--"):                 # a pip option, e.g. --extra-index-url
+                continue
             assert "==" in line, f"{path.name}: pip line {line!r} is not an exact pin"
             name, version = line.split("==")
-            self.pip[name.lower()] = version
+            self.pip[name.lower()] = version.split("+")[0]   # torch==2.13.0+cpu: the CPU build of the pin
 
     def pins(self) -> dict[str, str]:
         """Every pin under its pip name."""
@@ -51,6 +54,8 @@ class Env:
 
 
 RUNTIME, TESTS = Env(ROOT / "environment.yml"), Env(ROOT / "environment-test.yml")
+BINDER = Env(ROOT / "binder" / "environment.yml")
+CPU_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 
 
 def test_the_two_files_together_pin_exactly_requirements_txt():
@@ -74,11 +79,29 @@ def test_runtime_environment_is_lean():
 
 def test_no_local_pip_requirement():
     """A local requirement (-e ., ./, file:) turns off repo2docker's cached environment layer; postBuild installs it."""
-    for env in (RUNTIME, TESTS):
+    for env in (RUNTIME, TESTS, BINDER):
         for line in env.pip_lines:
             assert not re.match(r"(-e|--editable)\b|\.|/|file:|git\+", line.strip()), f"local pip requirement {line!r}"
-    post_build = ROOT / "postBuild"
-    assert post_build.stat().st_mode & stat.S_IXUSR, "postBuild must be executable"
+
+
+def test_binder_follows_repo2dockers_rules():
+    """repo2docker uses binder/ when it exists and then ignores every configuration file at the top level, so all of
+    Binder's set-up is in binder/: its environment is environment.yml's, with torch from PyTorch's CPU wheel index
+    (conda-forge's pytorch-cpu lags PyPI's torch; the default PyPI wheel for Linux is the CUDA build), and its
+    postBuild (run from the repository root, after the environment) installs helpers/."""
+    assert (ROOT / "binder").is_dir()
+    assert not (ROOT / "postBuild").exists(), "a top-level postBuild is ignored next to binder/: keep it in binder/"
+    runtime = RUNTIME.pins()
+    binder = BINDER.pins()
+    assert runtime.pop("torch") == binder.pop("torch") == pip_pins()["torch"]
+    assert runtime == binder, "binder/environment.yml must pin what environment.yml pins"
+    assert "pytorch-cpu" not in BINDER.conda and "torch" in BINDER.pip
+    assert CPU_INDEX in BINDER.pip_lines, "Binder takes torch from PyTorch's CPU wheel index"
+    assert f"torch=={pip_pins()['torch']}+cpu" in BINDER.pip_lines, "the +cpu build, not PyPI's CUDA wheel"
+    assert BINDER.pip_lines.index(CPU_INDEX) < BINDER.pip_lines.index(f"torch=={pip_pins()['torch']}+cpu")
+    post_build = ROOT / "binder" / "postBuild"
+    assert post_build.stat().st_mode & stat.S_IXUSR, "binder/postBuild must be executable"
+    assert post_build.read_text().startswith("#!/usr/bin/env bash")
     assert "pip install --no-deps -e ." in post_build.read_text()
 
 
@@ -107,7 +130,8 @@ def test_every_torch_version_named_is_the_pin():
 
     pin = pinned("torch")
     assert versions.MEASURED_TORCH == pin, "helpers/versions.py's MEASURED_TORCH"
-    texts = [ROOT / name for name in ("README.md", "README.ja.md", "Makefile", "environment.yml")]
+    texts = [ROOT / name for name in ("README.md", "README.ja.md", "Makefile", "environment.yml",
+                                      "binder/environment.yml")]
     texts += [*ROOT.glob("docs/*.md"), *ROOT.glob("notebooks/**/*.md"), *ROOT.glob("tools/*.py")]
     named = {}
     for path in texts:

@@ -76,17 +76,21 @@ def setup(torch_index: str = "") -> Path:
     """.venv with every pin installed (skipped while .venv/.installed is newer than the requirement files)."""
     python = venv_python()
     sources = [ROOT / "requirements.txt", ROOT / "pyproject.toml"]
-    if STAMP.exists() and python.exists() and all(STAMP.stat().st_mtime >= s.stat().st_mtime for s in sources):
+    fresh = STAMP.exists() and all(STAMP.stat().st_mtime >= s.stat().st_mtime for s in sources)
+    # A torch index asked for now and not at the last install (make lab TORCH_INDEX=cpu after a plain first
+    # install) reinstalls torch from it; asking for none keeps whatever torch is there.
+    if fresh and python.exists() and (not torch_index or STAMP.read_text().strip() == f"torch-index={torch_index}"):
         return python
     if not python.exists():
         check_python()
         run(sys.executable, "-m", "venv", VENV)
     run(python, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     if torch_index == "cpu":
-        run(python, "-m", "pip", "install", "--quiet", "--index-url", TORCH_CPU_INDEX, f"torch=={pinned('torch')}")
+        run(python, "-m", "pip", "install", "--quiet", "--force-reinstall", "--no-deps", "--index-url", TORCH_CPU_INDEX,
+            f"torch=={pinned('torch')}")
     run(python, "-m", "pip", "install", "--quiet", "-r", "requirements.txt")
     run(python, "-m", "pip", "install", "--quiet", "-e", ".[notebooks]")
-    STAMP.touch()
+    STAMP.write_text(f"torch-index={torch_index}\n")
     return python
 
 
