@@ -481,6 +481,9 @@ def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> N
     answer = _bool_tensor(answer, "the mask")
     if tuple(answer.shape) == (N, S, T):
         raise Mistake("the shape is transposed: one row per target query, one column per source key")
+    if tuple(answer.shape) == (N, 1, S):
+        raise Mistake("that broadcasts, but the exercise asks for one row per target query: expand it over the "
+                      "target rows")
     if tuple(answer.shape) != (N, T, S):
         raise Mistake(f"the shape should be (N, T, S): item, target query, source key; got {tuple(answer.shape)}")
     if torch.equal(answer, ~expected):
@@ -491,13 +494,86 @@ def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> N
         raise Mistake("hide keys, not queries: a target pad row with every key hidden has nothing left to read")
     if torch.equal(answer, masks.tgt_key_padding_mask[:, :, None].expand(N, T, S)):
         raise Mistake("the keys of cross-attention are the source words: it is the source's padding that counts")
+    if torch.equal(answer, key_padding_mask(list(tgt_lengths), S)[:, None, :].expand(N, T, S)):
+        raise Mistake("those are the target's lengths: the keys of cross-attention are the source words")
+    if torch.equal(answer, expected.flip(-1)):
+        raise Mistake("the batch is right-padded: the pads come after the real source words")
+    positions, lengths = torch.arange(S), torch.tensor(list(src_lengths))[:, None]
+    for shift in (-1, 1):
+        if torch.equal(answer, (positions >= (lengths + shift).clamp(0, S))[:, None, :].expand(N, T, S)):
+            raise Mistake("off by one: positions 0 .. length - 1 are the real words, the pads start at the length")
     if not torch.equal(answer, expected):
         raise Mistake("not yet: in each item, block exactly the source pads, in every target row")
 
 
+_ATTENTIONS = {   # attention -> (its padding mask argument, its attention mask argument, query and key lengths)
+    "encoder": ("src_key_padding_mask", "src_mask", "S", "S"),
+    "decoder": ("tgt_key_padding_mask", "tgt_mask", "T", "T"),
+    "cross": ("memory_key_padding_mask", "memory_mask", "T", "S"),
+}
+
+
+def _as_blocked(mask: torch.Tensor | None, name: str) -> torch.Tensor | None:
+    """A mask argument as bool, True = blocked (a float mask: its -inf or very negative cells)."""
+    if mask is None or mask.dtype == torch.bool:
+        return mask
+    if mask.dtype.is_floating_point and bool(((mask == 0) | (mask <= -1e9)).all()):
+        return mask <= -1e9
+    raise Mistake(f"{name}: a float mask is added to the scores, so only -inf (or a huge negative number) blocks; "
+                  "any other value hides nothing")
+
+
+def _blocked_cells(kwargs: dict, attention_name: str, N: int, H: int, sizes: dict) -> torch.Tensor:
+    """The (N, H, L, K) cells that these keyword arguments block in one of the three attentions."""
+    pad_name, mask_name, L, K = _ATTENTIONS[attention_name]
+    L, K = sizes[L], sizes[K]
+    blocked = torch.zeros(N, H, L, K, dtype=torch.bool)
+    pads = _as_blocked(kwargs.get(pad_name), pad_name)
+    if pads is not None:
+        blocked = blocked | pads[:, None, None, :]
+    mask = _as_blocked(kwargs.get(mask_name), mask_name)
+    if mask is not None:
+        blocked = blocked | (mask if mask.dim() == 2 else mask.reshape(N, H, L, K))
+    return blocked
+
+
+def _diagnose_2(answer: dict, masks: Masks, N: int, H: int, sizes: dict) -> str:
+    """The hint for a call whose outputs are wrong: the first attention whose blocked cells are not the right ones."""
+    memory_mask = answer.get("memory_mask")
+    if memory_mask is not None and torch.equal(memory_mask, masks.src_key_padding_mask):
+        return ("memory_mask is the cross-attention's (T, S) attention mask: row i is read as target query i's "
+                "mask, not item i's; padding has its own argument")
+    correct = routed("correct", masks)
+    titles = {"encoder": "the encoder", "decoder": "the decoder's self-attention", "cross": "cross-attention"}
+    for name in ("encoder", "cross", "decoder"):
+        got = _blocked_cells(answer, name, N, H, sizes)
+        want = _blocked_cells(correct, name, N, H, sizes)
+        leaks, over = want & ~got, got & ~want
+        if leaks.any() and over.any():
+            return (f"{titles[name]} hides some keys it may read and shows some it must not: check each of its "
+                    "masks' polarity (True = blocked)")
+        if over.any():
+            if name == "cross":
+                return "cross-attention hides real source words: it hides only the source pads, and is never causal"
+            return f"{titles[name]} hides keys it may read: check its masks' polarity (True = blocked)"
+        if leaks.any():
+            if name == "decoder" and (leaks & masks.tgt_mask).any():
+                return "the decoder still sees the future"
+            if name == "decoder":
+                return ("the decoder's self-attention still reads the target pads: the real tokens are safe only "
+                        "because right padding puts the pads in their future")
+            return f"{titles[name]} still reads the source pads"
+    return ("the real outputs differ from the right call: check each mask's polarity (True = blocked) and which "
+            "padding mask goes where")
+
+
 @exercise
 def check_2(answer: object, model: nn.Transformer, src: torch.Tensor, tgt: torch.Tensor, masks: Masks) -> None:
-    """Exercise 2: nn.Transformer's keyword arguments (a dict) for this batch: padding everywhere, causal decoder."""
+    """Exercise 2: nn.Transformer's keyword arguments (a dict) for this batch: padding everywhere, causal decoder.
+
+    Right when nn.Transformer gives the right call's outputs at every target position, in training mode and in
+    eval mode under no_grad (the two code paths); attention masks that hide the same cells as the padding masks
+    are right too."""
     if not isinstance(answer, dict):
         raise Mistake(f"give a dict of keyword arguments, e.g. {{'tgt_mask': ...}}, got {type(answer).__name__}")
     unknown = sorted(set(answer) - set(MASK_ARGUMENTS) - set(HINTS))
@@ -507,12 +583,10 @@ def check_2(answer: object, model: nn.Transformer, src: torch.Tensor, tgt: torch
         raise Mistake("tgt_is_causal is a hint about tgt_mask, not a mask: the decoder still needs tgt_mask")
     if answer.get("src_is_causal") or answer.get("memory_is_causal"):
         raise Mistake("the encoder and cross-attention are not causal: leave src_is_causal and memory_is_causal off")
-    if answer.get("memory_mask") is not None:
-        raise Mistake("memory_mask is the cross-attention's (T, S) attention mask; padding has its own argument, and "
-                      "cross-attention needs no causal mask")
-    if answer.get("src_mask") is not None:
-        raise Mistake("src_mask is the encoder's (S, S) attention mask; the encoder here needs only its padding mask")
-    real = ~masks.tgt_key_padding_mask
+    src_mask = answer.get("src_mask")
+    if isinstance(src_mask, torch.Tensor) and tuple(src_mask.shape) == tuple(masks.src_key_padding_mask.shape):
+        raise Mistake("src_mask is the encoder's (S, S) attention mask, one row per query position; padding has its "
+                      "own argument")
     right = True
     for mode in ("training mode", "eval mode"):   # both code paths: the fast path accepts some masks training refuses
         model.train(mode == "training mode")
@@ -524,23 +598,16 @@ def check_2(answer: object, model: nn.Transformer, src: torch.Tensor, tgt: torch
             raise Mistake(f"nn.Transformer refuses these arguments in {mode}: {str(error).splitlines()[0]}") from None
         finally:
             model.eval()
-        right = right and bool((got - want)[real].abs().max() <= 1e-5)
-    if right:
-        return
-    for name, hint in (("memory_key_padding_mask", "the cross-attention still reads the source pads"),
-                       ("src_key_padding_mask", "the encoder still reads the source pads"),
-                       ("tgt_key_padding_mask", "the decoder still reads the target pads"),
-                       ("tgt_mask", "the decoder still sees the future")):
-        if answer.get(name) is None:
-            raise Mistake(f"{hint}: a mask argument is missing")
-    raise Mistake("the real outputs differ from the right call: check each mask's polarity (True = blocked) and "
-                  "which padding mask goes where")
+        right = right and bool((got - want).abs().max() <= 1e-5)    # every target position, pads included
+    if not right:
+        (N, S, _), T = src.shape, tgt.shape[1]
+        raise Mistake(_diagnose_2(answer, masks, N, model.nhead, {"S": S, "T": T}))
 
 
 @exercise
 def check_3(answer: object, target_ids: torch.Tensor, pad_id: int, start_id: int) -> None:
     """Exercise 3: (labels, decoder_input_ids) for padded target ids: -100 at the pads, then the right shift."""
-    if not isinstance(answer, tuple) or len(answer) != 2:
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
         raise Mistake("give two tensors: (labels, decoder_input_ids)")
     labels, decoder_input_ids = answer
     for name, t in (("labels", labels), ("decoder_input_ids", decoder_input_ids)):
@@ -551,8 +618,12 @@ def check_3(answer: object, target_ids: torch.Tensor, pad_id: int, start_id: int
     pads = target_ids == pad_id
     want_labels = target_ids.masked_fill(pads, -100)
     want_inputs = torch.cat([torch.full_like(target_ids[:, :1], start_id), target_ids[:, :-1]], 1)
+    if torch.equal(labels, want_inputs) and torch.equal(decoder_input_ids, want_labels):
+        raise Mistake("the order is swapped: first the labels, then the decoder's input")
     if torch.equal(labels, target_ids):
         raise Mistake("labels still hold the pad id at the pads: the loss would train the model to predict pads")
+    if torch.equal(labels[:, :-1], want_labels[:, 1:]):
+        raise Mistake("labels stay in place: the model shifts only the decoder's input, not the labels")
     if not torch.equal(labels, want_labels):
         raise Mistake("labels: keep each real target id where it is and mark only the pads with -100")
     if torch.equal(decoder_input_ids, target_ids):

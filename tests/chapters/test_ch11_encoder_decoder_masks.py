@@ -10,7 +10,8 @@ from helpers.chapters import ch11_encoder_decoder_masks as ch11
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
 
-pytestmark = pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage")
+pytestmark = [pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage"),
+              pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask and attn_mask")]
 
 
 def test_three_masks_at_the_edges():
@@ -141,6 +142,10 @@ def test_check_1_accepts_the_cross_mask_and_names_each_mistake():
         "never causal": right | ch11.cross_triangle(5, 6),
         "hide keys, not queries": right | tgt_pads[:, :, None],
         "source's padding that counts": tgt_pads[:, :, None].expand(3, 5, 6),
+        "expand it over the target rows": right[:, :1],
+        "those are the target's lengths": key_padding_mask(TGT_1, 6)[:, None, :].expand(3, 5, 6),
+        "the pads come after": right.flip(-1),
+        "off by one": key_padding_mask([n + 1 for n in SRC_1], 7)[:, None, :6].expand(3, 5, 6),
         "block exactly the source pads": right.clone().fill_(False),
     }
     for hint, answer in wrong.items():
@@ -160,16 +165,28 @@ def test_check_2_accepts_the_call_and_names_each_mistake(batch):
     ch11.check_2.solution(correct, *batch)
     ch11.check_2.solution({**correct, "tgt_is_causal": True}, *batch)       # a true hint is fine
     without = {name: {k: v for k, v in correct.items() if k != name} for name in correct}
+    float_causal = nn.Transformer.generate_square_subsequent_mask(4)
+    per_head = {"memory_mask": masks.cross.repeat_interleave(2, 0), "src_mask": masks.encoder.repeat_interleave(2, 0)}
+    for other_style in ({**correct, "tgt_mask": float_causal},                          # float causal mask
+                        {**without["memory_key_padding_mask"], "memory_mask": per_head["memory_mask"]},
+                        {**without["src_key_padding_mask"], "src_mask": per_head["src_mask"]},
+                        {**without["tgt_key_padding_mask"], "tgt_mask": masks.decoder.repeat_interleave(2, 0)}):
+        ch11.check_2.solution(other_style, *batch)
     wrong = {
         "give a dict": list(correct.values()),
         "no mask argument named 'memory_padding_mask'": {**correct, "memory_padding_mask": masks.src_key_padding_mask},
         "a hint about tgt_mask, not a mask": ch11.routed("tgt_is_causal=True, no tgt_mask", masks),
-        "memory_mask is the cross-attention's": ch11.routed("causal mask on cross-attention", masks),
-        "src_mask is the encoder's": {**without["src_key_padding_mask"], "src_mask": torch.zeros(5, 5, dtype=bool)},
-        "cross-attention still reads the source pads": without["memory_key_padding_mask"],
+        "row i is read as target query i's mask": ch11.routed("padding mask as memory_mask", masks),
+        "hides real source words: .* never causal": ch11.routed("causal mask on cross-attention", masks),
+        "src_mask is the encoder's": ch11.routed("padding mask as src_mask", masks),
+        "^cross-attention still reads the source pads": without["memory_key_padding_mask"],
         "encoder still reads the source pads": without["src_key_padding_mask"],
         "decoder still sees the future": without["tgt_mask"],
-        "polarity": {**correct, "memory_key_padding_mask": ~masks.src_key_padding_mask},
+        "still reads the target pads: the real tokens are safe only": without["tgt_key_padding_mask"],
+        "cross-attention hides some keys .* polarity": {**correct,
+                                                        "memory_key_padding_mask": ~masks.src_key_padding_mask},
+        "decoder's self-attention hides some keys .* polarity": {**correct, "tgt_mask": masks.tgt_mask.T},
+        "a float mask is added": {**correct, "tgt_mask": torch.tril(torch.ones(4, 4))},
         "refuses these arguments": {**correct, "tgt_key_padding_mask": masks.src_key_padding_mask},
         "refuses these arguments in training mode": {**correct, "tgt_mask": masks.decoder},   # the fast path takes it
         "leave src_is_causal and memory_is_causal off": {**correct, "src_is_causal": True},
@@ -184,8 +201,11 @@ def test_check_3_accepts_labels_and_shift_and_names_each_mistake():
     labels = targets.masked_fill(targets == 1, -100)
     shifted = torch.cat([torch.full((3, 1), 2), targets[:, :-1]], 1)
     ch11.check_3.solution((labels, shifted), targets, 1, 2)
+    ch11.check_3.solution([labels, shifted], targets, 1, 2)                  # a list is fine too
     wrong = {
         "two tensors": labels,
+        "order is swapped": (shifted, labels),
+        "labels stay in place": (torch.cat([labels[:, 1:], torch.full((3, 1), -100)], 1), shifted),
         "torch.long tensor": (labels.float(), shifted),
         "targets' shape": (labels[:, :3], shifted),
         "still hold the pad id": (targets, shifted),
