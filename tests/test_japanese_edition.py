@@ -128,28 +128,34 @@ def forbidden_variants() -> list[tuple[re.Pattern, str, str]]:
 
 
 def prose(markdown: str) -> str:
-    """The text the style rules apply to: code, math, URLs, HTML tags and book titles replaced by a placeholder."""
-    return EXEMPT.sub(lambda m: ("]" if m.group().startswith("](") else "") + PLACEHOLDER, markdown)
+    """The text the style rules apply to: code, math, URLs, HTML tags and book titles replaced by a placeholder
+    (followed by the newlines they held, so that line numbers stay)."""
+    def hide(match: re.Match) -> str:
+        text = match.group()
+        return ("]" if text.startswith("](") else "") + PLACEHOLDER + "\n" * text.count("\n")
+    return EXEMPT.sub(hide, markdown)
 
 
-def style_problems(where: str, markdown: str, rules) -> list[str]:
+def style_problems(where: str, markdown: str, rules, by_line: bool = False) -> list[str]:
+    """One line per forbidden variant found; by_line names the line (for a markdown file) after `where`."""
     text = prose(markdown)
-    return [f"{where}: 「{m.group()}」 (forbidden by /{written}/) -> {instead}"
+    return [f"{where}{f', line {text.count(chr(10), 0, m.start()) + 1}' if by_line else ''}: 「{m.group()}」 "
+            f"(forbidden by /{written}/) -> {instead}"
             for pattern, written, instead in rules for m in pattern.finditer(text)]
 
 
-def japanese_texts() -> list[tuple[str, str]]:
-    """(where, markdown) for every Japanese markdown cell outside PENDING, the glossary, cheat sheet and README."""
+def japanese_texts() -> list[tuple[str, str, bool]]:
+    """(where, markdown, by_line) for every Japanese markdown cell outside PENDING, the glossary, cheat sheet and
+    README.ja.md."""
     texts = []
     for path in sorted(ja_sync.JAPANESE.glob("[0-9][0-9]_*.ipynb")):
         if path.stem in PENDING:
             continue
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "markdown" and cell.id != ja_sync.BADGE_ID:
-                texts.append((f"{path.relative_to(ROOT)}, cell id {cell.id}", cell.source))
+                texts.append((f"{path.relative_to(ROOT)}, cell id {cell.id}", cell.source, False))
     for path in (ja_sync.JAPANESE / "glossary.md", ja_sync.JAPANESE / "cheatsheet.md", ROOT / "README.ja.md"):
-        for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-            texts.append((f"{path.relative_to(ROOT)}, line {number}", line))
+        texts.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8"), True))
     return texts
 
 
@@ -165,9 +171,12 @@ def test_style_rules_catch_their_examples():
     assert not style_problems("x", "`fill 値` と [第 1 章](01_x.ipynb#経路) と <a id=\"x\"></a>。", rules)
     assert not style_problems("x", "『つくりながら学ぶ! PyTorchによる発展ディープラーニング』", rules)
     assert not style_problems("x", "形状 (N, S) のマスク（`True` は無視する）。", rules)
+    assert not style_problems("x", "```\nmake test  # 全部 (2 分)\n```\n", rules)
+    assert "x, line 4: 「第2」 (forbidden by /第\\d/) -> 第 N 章（数字の前後に半角スペース）" in style_problems(
+        "x", "```\nx\n```\n第2章", rules, by_line=True)
 
 
 def test_japanese_text_follows_the_style_guide():
     rules = forbidden_variants()
-    problems = [p for where, text in japanese_texts() for p in style_problems(where, text, rules)]
+    problems = [p for where, text, by_line in japanese_texts() for p in style_problems(where, text, rules, by_line)]
     assert not problems, f"{len(problems)} forbidden variants (docs/ja-style.md):\n" + "\n".join(problems)
