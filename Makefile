@@ -24,7 +24,7 @@ Or name one: make lab PYTHON=/path/to/python3.11  (3.12 and 3.13 install the sam
 endef
 export NO_PYTHON
 
-.PHONY: lab test lint unit portable execute slides clean
+.PHONY: lab test lint unit portable execute slides explorers clean
 
 # TORCH_INDEX given now but not at the last install (the stamp records it): set up again, torch from that index.
 ifneq ($(TORCH_INDEX),)
@@ -72,6 +72,11 @@ execute: $(STAMP)
 # A reveal.js deck per chapter in build/slides/, opening from disk with no network (see tools/slides.py).
 slides: $(STAMP)
 	$(BIN)/python -m tools.slides --out build/slides
+
+# Each chapter's explorers as one HTML file in build/explorers/, their views precomputed: they move in a browser with
+# no kernel and no network (helpers/static_explorer.py; a sub-grid where a chapter has too many settings).
+explorers: $(STAMP)
+	$(BIN)/python -m tools.static_explorers --out build/explorers
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

@@ -1,0 +1,220 @@
+"""Static explorers (helpers/static_explorer.py, tools/static_explorers.py): each chapter's grid and budget, the
+same HTML as the live explorer for the same setting (refusals included), and a file that needs no network.
+
+Chapters 2 and 6 are exported and checked fully (every setting against a live explorer); every chapter is checked
+on a small sub-grid (each control at its start value and one other) and on its grid size; the whole series'
+export, against the size budget, is `slow`. tests/browser/test_static_explorer.py moves one in Chromium."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from pathlib import Path
+
+import ipywidgets as widgets
+import pytest
+
+from helpers import chapters
+from helpers import static_explorer as se
+from helpers.explorer import REFUSED
+from tools import static_explorers as tool
+
+WITH_EXPLORERS = [c for c in chapters.chapters() if chapters.explorers(c)]
+FULL = ("02", "06")  # exported whole and compared setting by setting (refusals and every control kind among them)
+
+
+def live_view(make, setting: dict) -> tuple[str, str]:
+    """What a fresh live explorer (its controls observed, as in a notebook) shows after a learner sets `setting`."""
+    box = make()
+    try:
+        for name, value in setting.items():
+            box.controls[name].value = value
+        return box.summary.value, box.tables.value
+    finally:
+        box.close()
+
+
+def test_the_series_has_explorers_in_chapters_1_to_13():
+    assert WITH_EXPLORERS == [f"{n:02d}" for n in range(1, 14)]
+
+
+@pytest.mark.parametrize("chapter", WITH_EXPLORERS)
+def test_each_explorers_grid_is_within_the_settings_limit_and_says_what_it_keeps(chapter):
+    for make in chapters.explorers(chapter):
+        box = make()
+        try:
+            found = se.axes(box, se.SUBGRIDS.get(make.__name__))
+        finally:
+            box.close()
+        n = se.n_settings(found)
+        assert 1 <= n <= se.MAX_SETTINGS, f"{make.__name__}: {n} settings"
+        assert [a.name for a in found] == list(box.controls)
+        for axis in found:
+            assert axis.start in axis.kept, "the live start value is always precomputed"
+        text = se.note(found, n)
+        if all(a.complete for a in found):
+            assert make.__name__ not in se.SUBGRIDS
+            assert text == f"Static explorer: all {n} settings precomputed in Python; no kernel needed."
+        else:
+            assert text.startswith(f"Static explorer: {n} of the live explorer's ")
+            for axis in found:
+                assert (axis.description in text) == (not axis.complete)
+
+
+def test_every_subgrid_names_a_chapters_explorer_and_its_controls():
+    makers = {make.__name__: make for c in WITH_EXPLORERS for make in chapters.explorers(c)}
+    for name, subgrid in se.SUBGRIDS.items():
+        assert name in makers, name
+        box = makers[name]()
+        try:
+            se.axes(box, subgrid)  # raises for an unknown control or value
+        finally:
+            box.close()
+
+
+def test_the_chapter_13_note_states_its_subgrid():
+    from helpers.chapters.ch13_windows_prefixes_and_chunks import mask_explorer
+    box = mask_explorer()
+    found = se.axes(box, se.SUBGRIDS["mask_explorer"])
+    box.close()
+    assert se.note(found, se.n_settings(found)) == (
+        "Static explorer: 1920 of the live explorer's 17600 settings precomputed (window: 1, 2, 3, 4, 6, 10 only "
+        "(live: 10 values); prefix: 0, 2, 4, 10 only (live: 11 values); chunk: 2, 3, 4, 5, 10 only "
+        "(live: 10 values)). Run the notebook for every value.")
+
+
+def small_subgrid(box) -> dict:
+    """Each control at its start value and at one other value (its last, or its first if it starts there)."""
+    subgrid = {}
+    for name, control in box.controls.items():
+        values = se.control_axis(name, control).values
+        other = values[-1] if control.value != values[-1] else values[0]
+        subgrid[name] = (control.value, other)
+    return subgrid
+
+
+@pytest.mark.parametrize("chapter", WITH_EXPLORERS)
+def test_a_small_subgrid_of_every_chapter_renders_what_the_live_explorer_shows(chapter):
+    for make in chapters.explorers(chapter):
+        box = make()
+        subgrid = small_subgrid(box)
+        box.close()
+        payload = se.precompute(make, subgrid)
+        assert len(payload.grid) == 2 ** len(subgrid)
+        rng = list(se.settings(payload.axes))
+        for index in sorted({0, 1, len(rng) // 2, len(rng) - 1}):
+            assert payload.view(index) == live_view(make, rng[index]), f"{make.__name__} {rng[index]}"
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> dict[str, se.Exported]:
+    out = tmp_path_factory.mktemp("explorers")
+    return {c: se.export_chapter(c, out) for c in FULL}
+
+
+@pytest.mark.parametrize("chapter", FULL)
+def test_every_setting_in_the_file_is_what_the_live_explorer_shows(exported, chapter):
+    """The file's payload, read back as the page's script reads it, against a live explorer, setting by
+    setting; refused settings show the same "Not possible" message and no tables."""
+    result = exported[chapter]
+    (make,) = chapters.explorers(chapter)
+    (data,) = se.read_payloads(result.path)
+    box = make()
+    found = se.axes(box, se.SUBGRIDS.get(make.__name__))
+    box.close()
+    assert [a["labels"] for a in data["axes"]] == [[a.labels[i] for i in a.kept] for a in found]
+    refused = 0
+    for index, setting in enumerate(se.settings(found)):
+        assert se.index_of(found, setting) == index
+        summary, *parts = data["entries"][data["grid"][index]]
+        shown = data["pieces"][summary], "".join(data["pieces"][p] for p in parts)
+        assert shown == live_view(make, setting), setting
+        if shown[0].startswith(REFUSED):
+            refused += 1
+            assert shown[1] == ""
+    assert refused > 0, "the chapter has refused settings, and they are in the file"
+    assert result.settings == len(data["grid"]) == se.n_settings(found)
+    assert result.distinct == len(data["entries"]) <= result.settings
+
+
+@pytest.mark.parametrize("chapter", FULL)
+def test_the_file_is_within_budget_and_asks_no_network(exported, chapter):
+    result = exported[chapter]
+    assert result.within_budget and result.bytes <= se.BUDGET_BYTES
+    text = result.path.read_text(encoding="utf-8")
+    pieces = "".join(p for data in se.read_payloads(result.path) for p in data["pieces"])
+    for found in (text, pieces):
+        assert not re.search(r"(src|href)\s*=|@import|url\((?!data:)|https?://|<link", found), "no network"
+    assert text.count('<script type="application/octet-stream" class="static-data">') == 1
+    assert "DecompressionStream" in text and "<script src" not in text
+
+
+def test_the_export_is_reproducible(tmp_path):
+    first = se.export_chapter("01", tmp_path / "a").path.read_bytes()
+    assert first == se.export_chapter("01", tmp_path / "b").path.read_bytes()
+
+
+def test_control_axis_reads_each_kind_of_control_and_refuses_others():
+    slider = se.control_axis("n", widgets.IntSlider(value=2, min=0, max=6, step=2, description="n"))
+    assert (slider.kind, slider.values, slider.start) == ("slider", (0, 2, 4, 6), 1)
+    assert slider.labels == ("0", "2", "4", "6")
+    drop = se.control_axis("d", widgets.Dropdown(options=[("one", 1), ("two", 2)], value=2), keep=(1,))
+    assert (drop.kind, drop.values, drop.labels, drop.kept) == ("dropdown", (1, 2), ("one", "two"), (0, 1))
+    toggles = se.control_axis("t", widgets.ToggleButtons(options=["a", "b"], value="a"), keep=("a",))
+    assert (toggles.kind, toggles.kept, toggles.note()) == ("toggles", (0,), "t fixed at a")
+    box = se.control_axis("c", widgets.Checkbox(value=True, description="on?"))
+    assert (box.kind, box.values, box.start) == ("checkbox", (False, True), 1)
+    with pytest.raises(ValueError, match="keep for control 'n' must be some of"):
+        se.control_axis("n", widgets.IntSlider(value=2, min=0, max=6, step=2), keep=(3,))
+    with pytest.raises(TypeError, match="cannot show a Text"):
+        se.control_axis("x", widgets.Text())
+
+
+def test_pieces_join_back_to_the_view_html():
+    from helpers.chapters.ch05_attn_mask_and_causality import causal_explorer
+    box = causal_explorer()
+    tables = box.tables.value
+    box.close()
+    parts = se.pieces(tables)
+    assert "".join(parts) == tables and len(parts) >= 2 and parts[0].endswith("</style>")
+    assert sum(p.startswith('<div class="explorer-panel"') for p in parts) == tables.count('class="explorer-panel"')
+
+
+def test_the_tool_refuses_a_chapter_without_explorers(capsys):
+    with pytest.raises(SystemExit):
+        tool.main(["00"])
+    assert "no explorers in chapter(s) 00" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_whole_series_exports_within_budget(tmp_path, capsys):
+    """`python -m tools.static_explorers`: every chapter's file within BUDGET_BYTES (prints the figures)."""
+    start = time.perf_counter()
+    assert tool.main(["--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    files = sorted(tmp_path.glob("[0-9][0-9]_*.html"))
+    assert [f.name[:2] for f in files] == WITH_EXPLORERS
+    assert all(f.stat().st_size <= se.BUDGET_BYTES for f in files)
+    assert (tmp_path / "index.html").is_file()
+    with capsys.disabled():
+        print(f"\n{printed}whole series: {time.perf_counter() - start:.1f} s")
+
+
+def test_settings_are_in_the_order_of_index_of():
+    found = (se.Axis("a", "slider", "a", (0, 1, 2), ("0", "1", "2"), (0, 2), 0),
+             se.Axis("b", "checkbox", "b", (False, True), ("off", "on"), (0, 1), 0))
+    listed = list(se.settings(found))
+    assert listed == [dict(a=a, b=b) for a, b in itertools.product((0, 2), (False, True))]
+    assert [se.index_of(found, s) for s in listed] == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="does not hold a=1"):
+        se.index_of(found, {"a": 1, "b": False})
+
+
+def test_a_written_file_starts_with_its_chapter_title(exported):
+    text = Path(exported["02"].path).read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and ": static explorer</title>" in text
+
+
+def test_the_page_names_the_cjk_font_it_inlines():
+    assert f"'{se.cjk_font.FAMILY}'" in se.CSS and f"'{se.cjk_font.FAMILY}'" in se.JS
