@@ -65,6 +65,21 @@ class Check:
         return f"<exercise check {self.number}>"
 
 
+def call(answer: Callable[..., Any], *args: Any, when: str = "") -> Any:
+    """Run the learner's function on the check's inputs; an error in it becomes a Mistake naming it, not a traceback.
+
+    when: where it was called, e.g. "with left padding", put before "your function raised ...".
+    """
+    if not callable(answer):
+        raise Mistake("the answer should be a function (def ... or lambda), not a value")
+    try:
+        return answer(*args)
+    except Exception as error:  # noqa: BLE001  (any error of the learner's code becomes a hint)
+        first_line = (str(error).splitlines() or [""])[0][:120]
+        where = f"{when} " if when else ""
+        raise Mistake(f"{where}your function raised {type(error).__name__}: {first_line}") from None
+
+
 def exercise(check: Callable[..., None]) -> Check:
     """Decorator: turn `check(answer, *data)`, which raises Mistake for a wrong answer, into an exercise Check."""
     return Check(check)

@@ -46,3 +46,13 @@ def test_a_mistake_shows_in_ipython_as_one_line_without_a_traceback(capsys):
 def test_exercise_needs_a_function():
     with pytest.raises(TypeError, match="check must be a function"):
         exercise("check_1")
+
+
+def test_call_turns_an_error_in_the_learners_function_into_one_hint():
+    from helpers.exercises import call
+
+    assert call(lambda a, b: a + b, 1, 2) == 3
+    with pytest.raises(Mistake, match=r"^with left padding, your function raised ZeroDivisionError: division by zero$"):
+        call(lambda x: x / 0, 1, when="with left padding,")
+    with pytest.raises(Mistake, match="should be a function"):
+        call(3, 1)

@@ -178,8 +178,8 @@ FLOAT16_ROWS = {  # real float16 scores (then two masked keys) on which a fixed 
                      "in a row whose real scores are about -60000 (still float16 numbers), the masked keys kept a "
                      "weight: float16 holds scores that low, so the fill must sit far below them"),
     "at -65472": ([-65472.0, -65472.0, -65472.0],
-                  "in a row whose real scores are -65472 (float16 still holds them), the masked keys kept a weight: "
-                  "the fill must sit far enough below even that row for exp to underflow to 0 (step 3)"),
+                  "in a row whose real scores are -65472, the masked keys kept a weight: float16 can hold real "
+                  "scores this low"),
 }
 
 

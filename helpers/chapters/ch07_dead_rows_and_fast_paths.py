@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from helpers import arguments
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.masks import causal_mask, key_padding_mask
 from helpers.toy import is_pad
@@ -280,10 +280,7 @@ def check_1(answer: object, lengths: list[int]) -> None:
         raise Mistake("answer_1 should be a function: dead_rows(key_padding_mask, attn_mask)")
     for case, (kpm, attn_mask) in _dead_rows_cases(lengths).items():
         expected = (kpm[:, None, :] | attn_mask).all(-1)
-        try:
-            got = answer(kpm.clone(), attn_mask.clone())
-        except Exception as error:  # noqa: BLE001  (any error of the learner's code becomes a hint)
-            raise Mistake(f"with {case}, your function raised {type(error).__name__}: {error}") from None
+        got = call(answer, kpm.clone(), attn_mask.clone(), when=f"with {case},")
         if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
             raise Mistake("return a bool tensor, True = this query row has no visible key")
         if got.shape != expected.shape:
@@ -340,10 +337,7 @@ def check_2(answer: object) -> None:
     results = {}
     for dtype in dtypes:
         scores = _check_2_scores(dtype)
-        try:
-            masked = answer(scores.clone(), blocked.clone())
-        except Exception as error:  # noqa: BLE001  (any error of the learner's code becomes a hint)
-            raise Mistake(f"in {dtype} your function raised {type(error).__name__}: {error}") from None
+        masked = call(answer, scores.clone(), blocked.clone(), when=f"in {dtype}")
         if not isinstance(masked, torch.Tensor) or masked.shape != scores.shape:
             raise Mistake(f"return the masked scores, a tensor of the scores' shape {tuple(scores.shape)}")
         if masked.dtype != dtype:

@@ -25,7 +25,7 @@ from torch import nn
 
 from helpers import arguments
 from helpers.chapters.ch09_batched_generation import TinyLM
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.masks import causal_mask
 from helpers.training import Adam, deterministic
@@ -585,10 +585,7 @@ def check_3(answer: object) -> None:
     blocked = (torch.tensor([[True, True, False, False], [False] * 4])[:, None, :] | causal_mask(4))  # 2 dead rows
     dead = blocked.all(-1)
     s = scores.clone().requires_grad_(True)
-    try:
-        weights = answer(s, blocked.clone())
-    except Exception as error:
-        raise Mistake(f"your function raised {type(error).__name__}: {error}") from None
+    weights = call(answer, s, blocked.clone())
     if not isinstance(weights, torch.Tensor) or weights.shape != scores.shape:
         raise Mistake("return the weights, a tensor of the shape of scores")
     if weights.dtype != scores.dtype:

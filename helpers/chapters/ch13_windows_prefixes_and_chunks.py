@@ -32,7 +32,7 @@ from helpers.attention import attention_steps
 from helpers.chapters.ch09_batched_generation import TinyLM
 from helpers.chapters.ch10_packing_and_the_cost_of_padding import sliding_window_mod
 from helpers.checks import receptive_field
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 
 MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -464,11 +464,7 @@ def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
 
 def _check_mod(make: Callable[[int, int], MaskMod], sinks: int, width: int, length: int) -> torch.Tensor:
     """The learner's mask_mod, drawn with create_mask: bool (length, length), True = blocked; Mistake on misuse."""
-    try:
-        mod = make(sinks, width)
-    except Exception as error:   # noqa: BLE001  (any error of the learner's code becomes a hint)
-        raise Mistake(f"calling your function with (sinks={sinks}, width={width}) raised "
-                      f"{type(error).__name__}: {str(error).splitlines()[0][:80]}") from None
+    mod = call(make, sinks, width, when=f"called with (sinks={sinks}, width={width}),")
     if not callable(mod):
         raise Mistake("your function must return a mask_mod: a function (b, h, q_idx, kv_idx) -> bool tensor")
     q, kv = torch.arange(length)[:, None], torch.arange(length)[None, :]

@@ -136,7 +136,7 @@ def test_check_3_accepts_finfo_min_and_rejects_fragile_fills():
         wrong[f"about -20000.*works only while|{fragile}"] = fragile
     wrong["about -60000"] = -3e4
     for near in (-60100.0, -61000.0, -65000.0, -65488.0):              # pass the -60000 row, fail at -65472
-        wrong[f"-65472.*far enough below|{near}"] = near
+        wrong[f"-65472.*float16 can hold real scores this low|{near}"] = near
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint.split("|")[0]):
             ch02.check_3(answer, row, key_is_pad)
