@@ -69,7 +69,8 @@ portable: $(STAMP)
 execute: $(STAMP)
 	$(BIN)/python -m tools.execute_notebooks $(or $(NB),$(NOTEBOOKS))
 
-# A reveal.js deck per chapter in build/slides/, opening from disk with no network (see tools/slides.py).
+# A reveal.js deck per chapter in build/slides/, its static explorer in build/slides/explorers/, opening from disk
+# with no network (see tools/slides.py; the explorers take ~30 s to precompute).
 slides: $(STAMP)
 	$(BIN)/python -m tools.slides --out build/slides
 

@@ -28,8 +28,11 @@ import sys
 from pathlib import Path
 
 import nbformat
+import torch
 from nbconvert import SlidesExporter
 from traitlets.config import Config
+
+from helpers import chapters, static_explorer
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG_CODE = 15          # lines; longer code cells show their output only
@@ -39,6 +42,31 @@ TEMPLATES = ROOT / "tools" / "slides_template"
 REVEAL = ROOT / "tools" / "vendor" / "reveal.js-5.2.1"
 REVEAL_DIR = "reveal.js"  # next to the decks; the template loads <REVEAL_DIR>/dist/reveal.{js,css}
 CHAPTER_LINK = re.compile(r"\]\((\d\d_[\w.\-]*?)\.ipynb(#[^)\s]*)?\)")
+EXPLORER_CALL = re.compile(r"ch(\d\d)\.(\w+)\(\)")
+EXPLORERS_DIR = "explorers"  # next to the decks: the static explorers their iframes load
+EXPLORER_HEIGHT = 610       # px of the 700 px slide: the iframe scrolls inside if a view is taller
+
+
+def explorer_of(cell: nbformat.NotebookNode) -> tuple[str, int] | None:
+    """(chapter, index in its EXPLORERS) if the cell is a bare call of one of the chapter's explorers, else None."""
+    found = EXPLORER_CALL.fullmatch(cell.source.strip()) if cell.cell_type == "code" else None
+    if not found:
+        return None
+    names = [make.__name__ for make in chapters.explorers(found[1])]
+    return (found[1], names.index(found[2])) if found[2] in names else None
+
+
+def explorer_file(chapter: str) -> str:
+    """The static explorer's file, relative to the decks."""
+    return f"{EXPLORERS_DIR}/{chapters.chapters()[chapter][2:]}.html"
+
+
+def explorer_output(chapter: str, index: int) -> nbformat.NotebookNode:
+    """The output that replaces a live explorer's: an iframe of the chapter's static explorer."""
+    src = f"{explorer_file(chapter)}?embed#explorer-{index + 1}"
+    frame = (f'<iframe class="deck-explorer" src="{src}" title="Static explorer" '
+             f'style="width:100%;height:{EXPLORER_HEIGHT}px;border:1px solid #ddd"></iframe>')
+    return nbformat.v4.new_output("display_data", data={"text/html": frame})
 
 
 def _heading(source: str) -> int:
@@ -66,6 +94,8 @@ def slide_type(cell: nbformat.NotebookNode, previous: nbformat.NotebookNode | No
         return "skip", False
     if source.startswith("# NBVAL_IGNORE_OUTPUT"):
         return "skip", False
+    if explorer_of(cell):
+        return "subslide", True
     if previous is not None and previous.cell_type == "markdown" and "<details>" in previous.source:
         return "skip", False
     lines = len(source.splitlines())
@@ -88,6 +118,9 @@ def tag_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = deck_links(cell.source)
+        explorer = explorer_of(cell)
+        if explorer:
+            cell.outputs = [explorer_output(*explorer)]
         if "slideshow" not in cell.metadata:
             kind, hide_input = slide_type(cell, previous)
             cell.metadata["slideshow"] = {"slide_type": kind}
@@ -119,9 +152,12 @@ def copy_reveal(out_dir: Path) -> None:
     shutil.copyfile(REVEAL / "LICENSE", out_dir / REVEAL_DIR / "LICENSE")
 
 
-def export(path: Path, out_dir: Path) -> Path:
-    """Tag a copy of the notebook at path and write its deck to out_dir/<stem>.slides.html."""
+def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
+    """Tag a copy of the notebook at path and write its deck to out_dir/<stem>.slides.html; with `explorers`,
+    also the chapter's static explorer to out_dir/explorers/ (precomputed: up to ~15 s for the biggest grid)."""
     nb = tag_cells(nbformat.read(path, as_version=4))
+    if explorers and chapters.explorers(path.stem[:2]) and chapters.module(path.stem) is not None:
+        static_explorer.export_chapter(path.stem[:2], out_dir / EXPLORERS_DIR)
     body, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     out_dir.mkdir(parents=True, exist_ok=True)
     copy_reveal(out_dir)
@@ -135,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "slides")
     args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # the static explorers' tiny tensors: one thread is fastest on a busy machine
     notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     for path in notebooks:
         print(f"{path} -> {export(path, args.out)}")
