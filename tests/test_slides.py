@@ -116,3 +116,11 @@ def test_deck_loads_nothing_from_the_network_and_links_decks(tmp_path: Path):
     assert not [link for link in links if ".ipynb" in link and not link.startswith("http")]
     assert slides.deck_links("[next](02_x.ipynb) [a](03_y.ipynb#step-2) [web](https://h/z.ipynb)") == (
         "[next](02_x.slides.html) [a](03_y.slides.html#step-2) [web](https://h/z.ipynb)")
+
+
+def test_too_much_text_for_one_slide_starts_a_subslide():
+    md = nbformat.v4.new_markdown_cell
+    half = "word " * (slides.SLIDE_TEXT // 10)
+    nb = nbformat.v4.new_notebook(cells=[md("# Title"), md(half), md(half), md(half + half), md("## Next"), md(half)])
+    kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
+    assert kinds == ["slide", "-", "subslide", "subslide", "slide", "-"]

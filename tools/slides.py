@@ -3,7 +3,8 @@
 The notebooks carry no slide metadata of their own (their authors regenerate them), so each copy is
 tagged here, by rules, before nbconvert's SlidesExporter runs:
 - a markdown cell starting with "# " or "## " starts a new slide, "### " a sub-slide;
-- another markdown cell right after a code cell starts a sub-slide (the next step), else it stays on the slide;
+- another markdown cell right after a code cell starts a sub-slide (the next step), else it stays on the slide,
+  unless the markdown on the slide would then pass SLIDE_TEXT characters: then it starts a sub-slide too;
 - a code cell is a fragment (it appears on the next click); one longer than LONG_CODE lines shows only
   its output (input hidden), or is skipped if it has no output;
 - a code cell that draws a figure (an image output) starts a sub-slide of its own, so the figure fits;
@@ -14,7 +15,9 @@ tagged here, by rules, before nbconvert's SlidesExporter runs:
 - links to other chapters (NN_name.ipynb) point to their decks (NN_name.slides.html).
 The decks work from disk with no network: the template in tools/slides_template/offline loads no CDN script
 (no jQuery, require.js or MathJax: TeX shows as its source) and reveal.js comes from tools/vendor/, copied to
-<out>/reveal.js/. Figures are capped to the slide's height and long lines wrap.
+<out>/reveal.js/. Figures are capped to the slide's height and long lines wrap. In the browser, the template
+fits each slide to the screen (all fragments shown): a printed table too wide for the slide gets a smaller font
+rather than wrapping, and a slide still too tall is zoomed out, down to 60 % (tests/browser/test_deck_fit.py).
 Usage: python -m tools.slides [NOTEBOOK ...] [--out DIR]  (default: every notebooks/NN_*.ipynb into build/slides)
 """
 
@@ -42,6 +45,7 @@ TEMPLATES = ROOT / "tools" / "slides_template"
 REVEAL = ROOT / "tools" / "vendor" / "reveal.js-5.2.1"
 REVEAL_DIR = "reveal.js"  # next to the decks; the template loads <REVEAL_DIR>/dist/reveal.{js,css}
 CHAPTER_LINK = re.compile(r"\]\((\d\d_[\w.\-]*?)\.ipynb(#[^)\s]*)?\)")
+SLIDE_TEXT = 1800      # characters of markdown on one slide; a markdown cell that would pass it starts a sub-slide
 EXPLORER_CALL = re.compile(r"ch(\d\d)\.(\w+)\(\)")
 EXPLORERS_DIR = "explorers"  # next to the decks: the static explorers their iframes load
 EXPLORER_HEIGHT = 610       # px of the 700 px slide: the iframe scrolls inside if a view is taller
@@ -114,7 +118,7 @@ def deck_links(source: str) -> str:
 def tag_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """A copy of nb with slideshow metadata on every cell (explicit metadata in nb wins), links to decks."""
     nb = copy.deepcopy(nb)
-    previous = None
+    previous, text_on_slide = None, 0
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = deck_links(cell.source)
@@ -123,11 +127,17 @@ def tag_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.outputs = [explorer_output(*explorer)]
         if "slideshow" not in cell.metadata:
             kind, hide_input = slide_type(cell, previous)
+            if kind == "-" and text_on_slide + len(cell.source) > SLIDE_TEXT:
+                kind = "subslide"   # too much text for one slide: this paragraph starts the next one
             cell.metadata["slideshow"] = {"slide_type": kind}
             if hide_input:
                 cell.metadata.setdefault("tags", []).append(HIDE_INPUT)
-        if cell.metadata["slideshow"].get("slide_type") != "skip":
+        kind = cell.metadata["slideshow"].get("slide_type")
+        if kind in ("slide", "subslide"):
+            text_on_slide = 0
+        if kind != "skip":
             previous = cell
+            text_on_slide += len(cell.source) if cell.cell_type == "markdown" else 0
     return nb
 
 
