@@ -124,3 +124,18 @@ def test_too_much_text_for_one_slide_starts_a_subslide():
     nb = nbformat.v4.new_notebook(cells=[md("# Title"), md(half), md(half), md(half + half), md("## Next"), md(half)])
     kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
     assert kinds == ["slide", "-", "subslide", "subslide", "slide", "-"]
+
+
+def test_a_long_markdown_cell_is_cut_at_blank_lines():
+    para = "word " * 100 + "end."
+    fenced = "```\nx = 1\n\ny = 2\n```"
+    source = "\n\n".join([para, "| a | b |\n|---|---|\n| 1 | 2 |", para, fenced, para, para])
+    parts = slides.split_markdown(source, limit=1100)
+    assert "\n\n".join(parts) == source, "nothing lost, cut only at blank lines"
+    assert len(parts) == 2 and parts[1].startswith(fenced) and "| 1 | 2 |" in parts[0], "a fence stays whole"
+    assert slides.split_markdown(para) == [para]
+    html = "<details>\n\n" + "\n\n".join([para] * 6) + "\n</details>"
+    assert slides.split_markdown(html, limit=500) == [html], "raw HTML blocks stay whole"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T\n\n" + "\n\n".join([para] * 8))])
+    kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
+    assert kinds[0] == "slide" and len(kinds) > 1 and set(kinds[1:]) == {"subslide"}

@@ -4,7 +4,9 @@ The notebooks carry no slide metadata of their own (their authors regenerate the
 tagged here, by rules, before nbconvert's SlidesExporter runs:
 - a markdown cell starting with "# " or "## " starts a new slide, "### " a sub-slide;
 - another markdown cell right after a code cell starts a sub-slide (the next step), else it stays on the slide,
-  unless the markdown on the slide would then pass SLIDE_TEXT characters: then it starts a sub-slide too;
+  unless the slide would then hold more than SLIDE_TEXT characters of markdown (a line of code or output counts
+  CODE_LINE): then it starts a sub-slide, and so does a code cell that would pass it; a markdown cell longer
+  than SLIDE_TEXT is cut at blank lines into parts that start sub-slides (split_markdown);
 - a code cell is a fragment (it appears on the next click); one longer than LONG_CODE lines shows only
   its output (input hidden), or is skipped if it has no output;
 - a code cell that draws a figure (an image output) starts a sub-slide of its own, so the figure fits;
@@ -45,7 +47,8 @@ TEMPLATES = ROOT / "tools" / "slides_template"
 REVEAL = ROOT / "tools" / "vendor" / "reveal.js-5.2.1"
 REVEAL_DIR = "reveal.js"  # next to the decks; the template loads <REVEAL_DIR>/dist/reveal.{js,css}
 CHAPTER_LINK = re.compile(r"\]\((\d\d_[\w.\-]*?)\.ipynb(#[^)\s]*)?\)")
-SLIDE_TEXT = 1800      # characters of markdown on one slide; a markdown cell that would pass it starts a sub-slide
+SLIDE_TEXT = 1800      # characters of markdown on one slide; a cell that would pass it starts a sub-slide
+CODE_LINE = 60         # a line of code or output fills about as much of a slide as this many characters of text
 EXPLORER_CALL = re.compile(r"ch(\d\d)\.(\w+)\(\)")
 EXPLORERS_DIR = "explorers"  # next to the decks: the static explorers their iframes load
 EXPLORER_HEIGHT = 610       # px of the 700 px slide: the iframe scrolls inside if a view is taller
@@ -110,14 +113,65 @@ def slide_type(cell: nbformat.NotebookNode, previous: nbformat.NotebookNode | No
     return "fragment", False
 
 
+def load(cell: nbformat.NotebookNode, hide_input: bool) -> int:
+    """How much of a slide the cell fills, in characters of markdown: a markdown cell its length, a code cell
+    CODE_LINE per line of code (unless hidden) and of printed output (a figure: a sub-slide of its own anyway)."""
+    if cell.cell_type == "markdown":
+        return len(cell.source)
+    lines = 0 if hide_input else len(cell.source.strip().splitlines())
+    for output in cell.get("outputs", []):
+        text = output.get("text") or output.get("data", {}).get("text/plain", "")
+        html = output.get("data", {}).get("text/html", "")
+        lines += html.count("<tr") if html else len("".join(text).splitlines())
+    return CODE_LINE * lines
+
+
 def deck_links(source: str) -> str:
     """Markdown with links to chapters (NN_name.ipynb[#anchor]) pointing at their decks."""
     return CHAPTER_LINK.sub(lambda m: f"]({m[1]}.slides.html{m[2] or ''})", source)
 
 
+def split_markdown(source: str, limit: int = SLIDE_TEXT) -> list[str]:
+    """A long markdown cell cut into parts of at most ~limit characters at blank lines (paragraphs, lists, tables
+    stay whole), never inside a fenced code block or a cell with raw HTML blocks; a short cell stays one part."""
+    if len(source) <= limit or re.search(r"^\s*<(details|div|table)", source, re.M):
+        return [source]
+    blocks, fence = [""], False
+    for line in source.split("\n"):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if not line.strip() and not fence and blocks[-1].strip():
+            blocks.append("")
+        else:
+            blocks[-1] += line + "\n"
+    parts = [""]
+    for block in (b for b in blocks if b.strip()):
+        if parts[-1] and len(parts[-1]) + len(block) > limit:
+            parts.append("")
+        parts[-1] += block + "\n"
+    return [part.strip("\n") for part in parts]
+
+
+def split_cells(nb: nbformat.NotebookNode) -> None:
+    """Replace, in place, each markdown cell too long for one slide by its parts (split_markdown); the later parts
+    start sub-slides. A cell with slideshow metadata of its own stays whole."""
+    cells = []
+    for cell in nb.cells:
+        own = cell.cell_type != "markdown" or "slideshow" in cell.metadata
+        parts = [cell.source] if own else split_markdown(cell.source)
+        cell.source = parts[0]
+        cells.append(cell)
+        for k, part in enumerate(parts[1:], 1):
+            more = nbformat.v4.new_markdown_cell(part, id=f"{cell.get('id', 'cell')}-part{k}")
+            more.metadata["slideshow"] = {"slide_type": "subslide"}
+            cells.append(more)
+    nb.cells = cells
+
+
 def tag_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """A copy of nb with slideshow metadata on every cell (explicit metadata in nb wins), links to decks."""
     nb = copy.deepcopy(nb)
+    split_cells(nb)
     previous, text_on_slide = None, 0
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -127,8 +181,8 @@ def tag_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.outputs = [explorer_output(*explorer)]
         if "slideshow" not in cell.metadata:
             kind, hide_input = slide_type(cell, previous)
-            if kind == "-" and text_on_slide + len(cell.source) > SLIDE_TEXT:
-                kind = "subslide"   # too much text for one slide: this paragraph starts the next one
+            if kind in ("-", "fragment") and text_on_slide > 0 and text_on_slide + load(cell, hide_input) > SLIDE_TEXT:
+                kind = "subslide"   # too much for one slide: this paragraph or code starts the next one
             cell.metadata["slideshow"] = {"slide_type": kind}
             if hide_input:
                 cell.metadata.setdefault("tags", []).append(HIDE_INPUT)
@@ -137,7 +191,7 @@ def tag_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             text_on_slide = 0
         if kind != "skip":
             previous = cell
-            text_on_slide += len(cell.source) if cell.cell_type == "markdown" else 0
+            text_on_slide += load(cell, HIDE_INPUT in cell.metadata.get("tags", ()))
     return nb
 
 
