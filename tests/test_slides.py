@@ -132,7 +132,7 @@ def test_a_long_markdown_cell_is_cut_at_blank_lines():
     source = "\n\n".join([para, "| a | b |\n|---|---|\n| 1 | 2 |", para, fenced, para, para])
     parts = slides.split_markdown(source, limit=1100)
     assert "\n\n".join(parts) == source, "nothing lost, cut only at blank lines"
-    assert len(parts) == 2 and parts[1].startswith(fenced) and "| 1 | 2 |" in parts[0], "a fence stays whole"
+    assert len(parts) == 2 and any(fenced in part for part in parts) and "| 1 | 2 |" in parts[0], "a fence stays whole"
     assert slides.split_markdown(para) == [para]
     html = "<details>\n\n" + "\n\n".join([para] * 6) + "\n</details>"
     assert slides.split_markdown(html, limit=500) == [html], "raw HTML blocks stay whole"
