@@ -11,15 +11,19 @@ tagged here, by rules, before nbconvert's SlidesExporter runs:
   its output (input hidden), or is skipped if it has no output;
 - a code cell that draws a figure (an image output) starts a sub-slide of its own, so the figure fits;
   its code shows only if it is at most FIGURE_CODE lines long;
-- skipped: explorer cells (first line `# NBVAL_IGNORE_OUTPUT`: a live widget has no place in a static deck),
-  the code cell right after a hidden solution (<details>) that runs it, and empty cells;
+- an explorer cell (`chNN.<name>()`, a name in the chapter's EXPLORERS) becomes a sub-slide of its own showing the
+  chapter's static explorer (helpers/static_explorer.py) in an iframe: <out>/explorers/NN_<stem>.html?embed,
+  written next to the decks by export(), so it moves with no kernel and no network;
+- skipped: cells whose first line is `# NBVAL_IGNORE_OUTPUT` (timings that differ run to run), the code cell
+  right after a hidden solution (<details>) that runs it, and empty cells;
 - a cell that already has `slideshow` metadata in the notebook keeps it;
 - links to other chapters (NN_name.ipynb) point to their decks (NN_name.slides.html).
 The decks work from disk with no network: the template in tools/slides_template/offline loads no CDN script
-(no jQuery, require.js or MathJax: TeX shows as its source) and reveal.js comes from tools/vendor/, copied to
-<out>/reveal.js/. Figures are capped to the slide's height and long lines wrap. In the browser, the template
-fits each slide to the screen (all fragments shown): a printed table too wide for the slide gets a smaller font
-rather than wrapping, and a slide still too tall is zoomed out, down to 60 % (tests/browser/test_deck_fit.py).
+(no jQuery, require.js or MathJax); reveal.js and KaTeX (which renders the markdown's $...$ and $$...$$ math)
+come from tools/vendor/, copied to <out>/reveal.js/ and <out>/katex/. Figures are capped to the slide's height
+and long lines wrap. In the browser, the template fits each slide to the screen (all fragments shown): a printed
+table too wide for the slide gets a smaller font rather than wrapping, and a slide still too tall is zoomed out,
+down to 60 % (tests/browser/test_deck_fit.py).
 Usage: python -m tools.slides [NOTEBOOK ...] [--out DIR]  (default: every notebooks/NN_*.ipynb into build/slides)
 """
 
@@ -46,6 +50,8 @@ HIDE_INPUT = "slides-hide-input"
 TEMPLATES = ROOT / "tools" / "slides_template"
 REVEAL = ROOT / "tools" / "vendor" / "reveal.js-5.2.1"
 REVEAL_DIR = "reveal.js"  # next to the decks; the template loads <REVEAL_DIR>/dist/reveal.{js,css}
+KATEX = ROOT / "tools" / "vendor" / "katex-0.19.1"
+KATEX_DIR = "katex"       # next to the decks; the template loads katex/katex.min.{js,css}, katex/auto-render.min.js
 CHAPTER_LINK = re.compile(r"\]\((\d\d_[\w.\-]*?)\.ipynb(#[^)\s]*)?\)")
 SLIDE_TEXT = 1800      # characters of markdown on one slide; a cell that would pass it starts a sub-slide
 CODE_LINE = 60         # a line of code or output fills about as much of a slide as this many characters of text
@@ -214,6 +220,7 @@ def copy_reveal(out_dir: Path) -> None:
     shutil.copyfile(REVEAL / "reveal.css", dist / "reveal.css")
     shutil.copyfile(REVEAL / "white.css", dist / "theme" / "white.css")
     shutil.copyfile(REVEAL / "LICENSE", out_dir / REVEAL_DIR / "LICENSE")
+    shutil.copytree(KATEX, out_dir / KATEX_DIR, dirs_exist_ok=True)
 
 
 def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
