@@ -139,3 +139,15 @@ def test_a_long_markdown_cell_is_cut_at_blank_lines():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T\n\n" + "\n\n".join([para] * 8))])
     kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
     assert kinds[0] == "slide" and len(kinds) > 1 and set(kinds[1:]) == {"subslide"}
+
+
+def test_the_japanese_edition_exports_its_own_decks(tmp_path: Path):
+    """make slides EDITION=ja: notebooks/ja/ into a folder of its own, <html lang="ja">, links and explorer there."""
+    path = ROOT / "notebooks" / "ja" / "01_the_pad_question.ipynb"
+    assert slides.edition(path) == "ja" and slides.edition(chapter_notebooks()[1]) == "en"
+    assert slides.main([str(path), "--edition", "ja", "--out", str(tmp_path)]) == 0
+    html = (tmp_path / "01_the_pad_question.slides.html").read_text(encoding="utf-8")
+    assert '<html lang="ja">' in html
+    assert (tmp_path / slides.explorer_file("01")).is_file() and (tmp_path / "katex" / "katex.min.js").is_file()
+    assert f'src="{slides.explorer_file("01")}?embed#explorer-1"' in html
+    assert re.search(r'href="02_softmax_on_masked_rows\.slides\.html', html), "links open the Japanese decks"

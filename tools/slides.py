@@ -24,7 +24,8 @@ come from tools/vendor/, copied to <out>/reveal.js/ and <out>/katex/. Figures ar
 and long lines wrap. In the browser, the template fits each slide to the screen (all fragments shown): a printed
 table too wide for the slide gets a smaller font rather than wrapping, and a slide still too tall is zoomed out,
 down to 60 % (tests/browser/test_deck_fit.py).
-Usage: python -m tools.slides [NOTEBOOK ...] [--out DIR]  (default: every notebooks/NN_*.ipynb into build/slides)
+Usage: python -m tools.slides [NOTEBOOK ...] [--edition en|ja] [--out DIR]  (default: every notebooks/NN_*.ipynb
+into build/slides; with --edition ja every notebooks/ja/NN_*.ipynb into build/slides/ja, <html lang="ja">)
 """
 
 from __future__ import annotations
@@ -201,8 +202,9 @@ def tag_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def exporter() -> SlidesExporter:
+def exporter(language: str = "en") -> SlidesExporter:
     config = Config()
+    config.SlidesExporter.language_code = language     # <html lang>: "ja" lets the browser pick Japanese glyphs
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_input_tags = {HIDE_INPUT}
     config.SlidesExporter.reveal_url_prefix = REVEAL_DIR
@@ -223,13 +225,19 @@ def copy_reveal(out_dir: Path) -> None:
     shutil.copytree(KATEX, out_dir / KATEX_DIR, dirs_exist_ok=True)
 
 
+def edition(path: Path) -> str:
+    """ "ja" for a notebook of the Japanese edition (notebooks/ja/), else "en"."""
+    return "ja" if path.resolve().parent.name == "ja" else "en"
+
+
 def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
     """Tag a copy of the notebook at path and write its deck to out_dir/<stem>.slides.html; with `explorers`,
-    also the chapter's static explorer to out_dir/explorers/ (precomputed: up to ~15 s for the biggest grid)."""
+    also the chapter's static explorer to out_dir/explorers/ (precomputed: up to ~15 s for the biggest grid).
+    Each out_dir is whole on its own (reveal.js, KaTeX, explorers): the Japanese decks go to a folder of theirs."""
     nb = tag_cells(nbformat.read(path, as_version=4))
     if explorers and chapters.explorers(path.stem[:2]) and chapters.module(path.stem) is not None:
         static_explorer.export_chapter(path.stem[:2], out_dir / EXPLORERS_DIR)
-    body, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    body, _ = exporter(edition(path)).from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     out_dir.mkdir(parents=True, exist_ok=True)
     copy_reveal(out_dir)
     target = out_dir / f"{path.stem}.slides.html"
@@ -240,10 +248,15 @@ def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "slides")
+    parser.add_argument("--edition", choices=("en", "ja"), default="en",
+                        help="without NOTEBOOKs: the English chapters (notebooks/) or the Japanese (notebooks/ja/)")
+    parser.add_argument("--out", type=Path, help="default: build/slides (en), build/slides/ja (ja)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # the static explorers' tiny tensors: one thread is fastest on a busy machine
-    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    folder = ROOT / "notebooks" / ("ja" if args.edition == "ja" else "")
+    notebooks = args.notebooks or sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    if args.out is None:
+        args.out = ROOT / "build" / "slides" / ("ja" if args.edition == "ja" else "")
     for path in notebooks:
         print(f"{path} -> {export(path, args.out)}")
     return 0
