@@ -23,7 +23,8 @@ The decks work from disk with no network: the template in tools/slides_template/
 come from tools/vendor/, copied to <out>/reveal.js/ and <out>/katex/. Figures are capped to the slide's height
 and long lines wrap. In the browser, the template fits each slide to the screen (all fragments shown): a printed
 table too wide for the slide gets a smaller font rather than wrapping, and a slide still too tall is zoomed out,
-down to 60 % (tests/browser/test_deck_fit.py).
+down to 60 % (tests/browser/test_deck_fit.py). Each deck embeds the CJK web font (helpers.cjk_font) cut to the
+CJK characters it holds, so its Japanese glyphs draw on a machine without Japanese fonts (font_css).
 Usage: python -m tools.slides [NOTEBOOK ...] [--edition en|ja] [--out DIR]  (default: every notebooks/NN_*.ipynb
 into build/slides; with --edition ja every notebooks/ja/NN_*.ipynb into build/slides/ja, <html lang="ja">)
 """
@@ -42,7 +43,7 @@ import torch
 from nbconvert import SlidesExporter
 from traitlets.config import Config
 
-from helpers import chapters, static_explorer
+from helpers import chapters, cjk_font, static_explorer
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG_CODE = 15          # lines; longer code cells show their output only
@@ -225,6 +226,23 @@ def copy_reveal(out_dir: Path) -> None:
     shutil.copytree(KATEX, out_dir / KATEX_DIR, dirs_exist_ok=True)
 
 
+def font_css(body: str) -> str:
+    """A <style> for the deck: the CJK web font (helpers.cjk_font) cut to every CJK character in the deck, first in
+    line before the generic family of reveal.js's and JupyterLab's font lists, so 犬 猫 鳥 (and a Japanese deck's
+    text) draw on a machine without Japanese fonts; a hidden line of those characters loads it with the page."""
+    rule = cjk_font.css(body)
+    chars = rule.split(" cut to ", 1)[1].split(" */", 1)[0]
+    cjk = f"'{cjk_font.FAMILY}'"
+    return (f"<style>{rule}\n"
+            f".reveal{{--r-main-font:'Source Sans Pro',Helvetica,{cjk},sans-serif;"
+            f"--r-heading-font:'Source Sans Pro',Helvetica,{cjk},sans-serif;"
+            f"--r-code-font:menlo,consolas,'DejaVu Sans Mono',{cjk},monospace}}\n"
+            f"body{{--jp-content-font-family:system-ui,-apple-system,blinkmacsystemfont,'Segoe UI',helvetica,arial,"
+            f"{cjk},sans-serif;--jp-code-font-family:var(--jp-code-font-family-default),{cjk}}}\n"
+            f"body::after{{content:'{chars}';font-family:{cjk};position:absolute;left:-999px;top:0;"
+            f"visibility:hidden}}</style>")
+
+
 def edition(path: Path) -> str:
     """ "ja" for a notebook of the Japanese edition (notebooks/ja/), else "en"."""
     return "ja" if path.resolve().parent.name == "ja" else "en"
@@ -238,6 +256,7 @@ def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
     if explorers and chapters.explorers(path.stem[:2]) and chapters.module(path.stem) is not None:
         static_explorer.export_chapter(path.stem[:2], out_dir / EXPLORERS_DIR)
     body, _ = exporter(edition(path)).from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    body = body.replace("</head>", font_css(body) + "\n</head>", 1)
     out_dir.mkdir(parents=True, exist_ok=True)
     copy_reveal(out_dir)
     target = out_dir / f"{path.stem}.slides.html"
