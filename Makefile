@@ -69,9 +69,11 @@ portable: $(STAMP)
 execute: $(STAMP)
 	$(BIN)/python -m tools.execute_notebooks $(or $(NB),$(NOTEBOOKS))
 
-# A reveal.js deck per chapter in build/slides/, opening from disk with no network (see tools/slides.py).
+# A reveal.js deck per chapter in build/slides/, its static explorer in build/slides/explorers/, opening from disk
+# with no network (see tools/slides.py; the explorers take ~30 s to precompute).
+# make slides EDITION=ja: the Japanese decks (notebooks/ja/) in build/slides/ja/.
 slides: $(STAMP)
-	$(BIN)/python -m tools.slides --out build/slides
+	$(BIN)/python -m tools.slides --edition $(EDITION) --out build/slides$(if $(filter ja,$(EDITION)),/ja)
 
 # Each chapter's explorers as one HTML file in build/explorers/, their views precomputed: they move in a browser with
 # no kernel and no network (helpers/static_explorer.py; a sub-grid where a chapter has too many settings).

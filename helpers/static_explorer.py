@@ -12,6 +12,7 @@ HTML is the live explorer's own (`render` sets the live widget's controls and re
 - The views are deduplicated: each view's HTML is cut into its pieces (the font style, each panel), every
   distinct piece (and summary) is stored once, and the whole payload is gzipped into the page, which unpacks it
   with the browser's own DecompressionStream (Chromium 80+, Firefox 113+, Safari 16.4+).
+- Opened as `NN_<stem>.html?embed` (the decks' iframe, tools/slides.py), the page drops its title and margins.
 - BUDGET_BYTES: the most a chapter's file may weigh; `export_chapter` reports the size, and the tests hold
   every chapter to it.
 """
@@ -267,12 +268,16 @@ h1{font-size:1.3em;margin:0 0 0.8em}
 .static-control [disabled]{cursor:not-allowed;opacity:0.6}
 .explorer-summary{margin:0.4em 0 0.6em;font-size:14px;max-width:70em}
 .static-error{color:#d62728}
+html.embedded body{margin:0.4em}
+html.embedded h1{display:none}
 """
 
 # The page's script: unpack each explorer's payload (gzip, base64), build its controls, show the chosen view.
 JS = r"""
 (function () {
   "use strict";
+  // page.html?embed (a slide deck's iframe): no page title, small margins
+  if (/[?&]embed\b/.test(location.search)) document.documentElement.classList.add("embedded");
   async function unpack(text) {
     const bytes = Uint8Array.from(atob(text.trim()), c => c.charCodeAt(0));
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));

@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from helpers import chapters
 from tools import slides
 from tools.dev import ROOT
 
@@ -59,27 +60,38 @@ def test_rules_on_a_small_notebook():
         code("# NBVAL_IGNORE_OUTPUT\nexplorer()"), long_code, code("\n".join(["y = 1"] * 20)),
         figure, long_figure, md("## Exercise"),
         md("<details><summary>Solution</summary>\n\n`check(1)`\n</details>"), code("check(1)"), own,
+        code("ch02.softmax_explorer()"), code("ch02.no_such_explorer()"),
     ])
     kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
     assert kinds == ["slide", "-", "fragment", "subslide", "subslide", "skip", "skip", "fragment", "skip",
-                     "subslide", "subslide", "slide", "-", "skip", "notes"]
+                     "subslide", "subslide", "slide", "-", "skip", "notes", "subslide", "fragment"]
     tagged = slides.tag_cells(nb).cells
     assert tagged[7].metadata["tags"] == [slides.HIDE_INPUT] == tagged[10].metadata["tags"]
     assert "tags" not in tagged[9].metadata, "a short figure cell keeps its code"
     assert "slideshow" not in nb.cells[0].metadata, "tag_cells works on a copy"
+    explorer = tagged[15]   # the live explorer's output gives way to the static explorer's iframe
+    assert explorer.metadata["tags"] == [slides.HIDE_INPUT]
+    assert [o["data"]["text/html"] for o in explorer.outputs] == [
+        slides.explorer_output("02", 0)["data"]["text/html"]]
+    assert 'src="explorers/02_softmax_on_masked_rows.html?embed#explorer-1"' in explorer.outputs[0].data["text/html"]
 
 
 @pytest.mark.slow   # nbconvert on every chapter: in make test, not in make unit
 @pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
 def test_every_chapter_exports_a_deck(path: Path, tmp_path: Path):
     nb = nbformat.read(path, as_version=4)
-    deck = slides.export(path, tmp_path)
+    deck = slides.export(path, tmp_path, explorers=False)   # tools/static_explorers' own tests export those
     html = deck.read_text(encoding="utf-8")
     parser = Sections()
     parser.feed(html)
     assert (parser.slides, parser.subslides) == expected(nb)
     assert parser.slides >= 2, f"{path.name}: a deck of {parser.slides} slide(s)"
-    assert "NBVAL_IGNORE_OUTPUT" not in html, "explorer cells are skipped"
+    assert "NBVAL_IGNORE_OUTPUT" not in html, "cells marked NBVAL_IGNORE_OUTPUT are skipped"
+    frames = re.findall(r'<iframe class="deck-explorer" src="([^"?]+)\?embed#explorer-(\d+)"', html)
+    chapter = path.stem[:2]
+    assert frames == [(slides.explorer_file(chapter), str(k + 1))
+                      for k in range(len(chapters.explorers(chapter)))], "each explorer on its slide"
+    assert "run this cell to see it live" not in html
     text = unescape(re.sub(r"<[^>]+>", "", html))
     for cell in nb.cells:  # every section heading is on a slide
         if cell.cell_type == "markdown" and re.match(r"#{1,2} ", cell.source):
@@ -91,7 +103,8 @@ def test_deck_loads_nothing_from_the_network_and_links_decks(tmp_path: Path):
     """Every script, style sheet and image is local (or inline); links between chapters open their decks."""
     path = chapter_notebooks()[1]
     html = slides.export(path, tmp_path).read_text(encoding="utf-8")
-    loads = re.findall(r"<(?:script|img|link|iframe)\b[^>]*?\b(?:src|href)=\"([^\"]+)\"", html)
+    loads = re.findall(r"<(?:script|img|link|iframe)\b[^>]*?\b(?:src|href)=\"([^\"?#]+)[^\"]*\"", html)
+    assert slides.explorer_file("01") in loads, "the static explorer's iframe"
     remote = [url for url in loads if re.match(r"(https?:)?//", url)]
     assert not remote, f"the deck loads {remote}"
     for url in loads:
@@ -103,3 +116,38 @@ def test_deck_loads_nothing_from_the_network_and_links_decks(tmp_path: Path):
     assert not [link for link in links if ".ipynb" in link and not link.startswith("http")]
     assert slides.deck_links("[next](02_x.ipynb) [a](03_y.ipynb#step-2) [web](https://h/z.ipynb)") == (
         "[next](02_x.slides.html) [a](03_y.slides.html#step-2) [web](https://h/z.ipynb)")
+
+
+def test_too_much_text_for_one_slide_starts_a_subslide():
+    md = nbformat.v4.new_markdown_cell
+    half = "word " * (slides.SLIDE_TEXT // 10)
+    nb = nbformat.v4.new_notebook(cells=[md("# Title"), md(half), md(half), md(half + half), md("## Next"), md(half)])
+    kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
+    assert kinds == ["slide", "-", "subslide", "subslide", "slide", "-"]
+
+
+def test_a_long_markdown_cell_is_cut_at_blank_lines():
+    para = "word " * 100 + "end."
+    fenced = "```\nx = 1\n\ny = 2\n```"
+    source = "\n\n".join([para, "| a | b |\n|---|---|\n| 1 | 2 |", para, fenced, para, para])
+    parts = slides.split_markdown(source, limit=1100)
+    assert "\n\n".join(parts) == source, "nothing lost, cut only at blank lines"
+    assert len(parts) == 2 and any(fenced in part for part in parts) and "| 1 | 2 |" in parts[0], "a fence stays whole"
+    assert slides.split_markdown(para) == [para]
+    html = "<details>\n\n" + "\n\n".join([para] * 6) + "\n</details>"
+    assert slides.split_markdown(html, limit=500) == [html], "raw HTML blocks stay whole"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T\n\n" + "\n\n".join([para] * 8))])
+    kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
+    assert kinds[0] == "slide" and len(kinds) > 1 and set(kinds[1:]) == {"subslide"}
+
+
+def test_the_japanese_edition_exports_its_own_decks(tmp_path: Path):
+    """make slides EDITION=ja: notebooks/ja/ into a folder of its own, <html lang="ja">, links and explorer there."""
+    path = ROOT / "notebooks" / "ja" / "01_the_pad_question.ipynb"
+    assert slides.edition(path) == "ja" and slides.edition(chapter_notebooks()[1]) == "en"
+    assert slides.main([str(path), "--edition", "ja", "--out", str(tmp_path)]) == 0
+    html = (tmp_path / "01_the_pad_question.slides.html").read_text(encoding="utf-8")
+    assert '<html lang="ja">' in html
+    assert (tmp_path / slides.explorer_file("01")).is_file() and (tmp_path / "katex" / "katex.min.js").is_file()
+    assert f'src="{slides.explorer_file("01")}?embed#explorer-1"' in html
+    assert re.search(r'href="02_softmax_on_masked_rows\.slides\.html', html), "links open the Japanese decks"

@@ -3,19 +3,30 @@
 The notebooks carry no slide metadata of their own (their authors regenerate them), so each copy is
 tagged here, by rules, before nbconvert's SlidesExporter runs:
 - a markdown cell starting with "# " or "## " starts a new slide, "### " a sub-slide;
-- another markdown cell right after a code cell starts a sub-slide (the next step), else it stays on the slide;
+- another markdown cell right after a code cell starts a sub-slide (the next step), else it stays on the slide,
+  unless the slide would then hold more than SLIDE_TEXT characters of markdown (a line of code or output counts
+  CODE_LINE): then it starts a sub-slide, and so does a code cell that would pass it; a markdown cell longer
+  than SLIDE_TEXT is cut at blank lines into parts that start sub-slides (split_markdown);
 - a code cell is a fragment (it appears on the next click); one longer than LONG_CODE lines shows only
   its output (input hidden), or is skipped if it has no output;
 - a code cell that draws a figure (an image output) starts a sub-slide of its own, so the figure fits;
   its code shows only if it is at most FIGURE_CODE lines long;
-- skipped: explorer cells (first line `# NBVAL_IGNORE_OUTPUT`: a live widget has no place in a static deck),
-  the code cell right after a hidden solution (<details>) that runs it, and empty cells;
+- an explorer cell (`chNN.<name>()`, a name in the chapter's EXPLORERS) becomes a sub-slide of its own showing the
+  chapter's static explorer (helpers/static_explorer.py) in an iframe: <out>/explorers/NN_<stem>.html?embed,
+  written next to the decks by export(), so it moves with no kernel and no network;
+- skipped: cells whose first line is `# NBVAL_IGNORE_OUTPUT` (timings that differ run to run), the code cell
+  right after a hidden solution (<details>) that runs it, and empty cells;
 - a cell that already has `slideshow` metadata in the notebook keeps it;
 - links to other chapters (NN_name.ipynb) point to their decks (NN_name.slides.html).
 The decks work from disk with no network: the template in tools/slides_template/offline loads no CDN script
-(no jQuery, require.js or MathJax: TeX shows as its source) and reveal.js comes from tools/vendor/, copied to
-<out>/reveal.js/. Figures are capped to the slide's height and long lines wrap.
-Usage: python -m tools.slides [NOTEBOOK ...] [--out DIR]  (default: every notebooks/NN_*.ipynb into build/slides)
+(no jQuery, require.js or MathJax); reveal.js and KaTeX (which renders the markdown's $...$ and $$...$$ math)
+come from tools/vendor/, copied to <out>/reveal.js/ and <out>/katex/. Figures are capped to the slide's height
+and long lines wrap. In the browser, the template fits each slide to the screen (all fragments shown): a printed
+table too wide for the slide gets a smaller font rather than wrapping, and a slide still too tall is zoomed out,
+down to 60 % (tests/browser/test_deck_fit.py). Each deck embeds the CJK web font (helpers.cjk_font) cut to the
+CJK characters it holds, so its Japanese glyphs draw on a machine without Japanese fonts (font_css).
+Usage: python -m tools.slides [NOTEBOOK ...] [--edition en|ja] [--out DIR]  (default: every notebooks/NN_*.ipynb
+into build/slides; with --edition ja every notebooks/ja/NN_*.ipynb into build/slides/ja, <html lang="ja">)
 """
 
 from __future__ import annotations
@@ -28,8 +39,11 @@ import sys
 from pathlib import Path
 
 import nbformat
+import torch
 from nbconvert import SlidesExporter
 from traitlets.config import Config
+
+from helpers import chapters, cjk_font, static_explorer
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG_CODE = 15          # lines; longer code cells show their output only
@@ -38,7 +52,36 @@ HIDE_INPUT = "slides-hide-input"
 TEMPLATES = ROOT / "tools" / "slides_template"
 REVEAL = ROOT / "tools" / "vendor" / "reveal.js-5.2.1"
 REVEAL_DIR = "reveal.js"  # next to the decks; the template loads <REVEAL_DIR>/dist/reveal.{js,css}
+KATEX = ROOT / "tools" / "vendor" / "katex-0.19.1"
+KATEX_DIR = "katex"       # next to the decks; the template loads katex/katex.min.{js,css}, katex/auto-render.min.js
 CHAPTER_LINK = re.compile(r"\]\((\d\d_[\w.\-]*?)\.ipynb(#[^)\s]*)?\)")
+SLIDE_TEXT = 1800      # characters of markdown on one slide; a cell that would pass it starts a sub-slide
+CODE_LINE = 60         # a line of code or output fills about as much of a slide as this many characters of text
+EXPLORER_CALL = re.compile(r"ch(\d\d)\.(\w+)\(\)")
+EXPLORERS_DIR = "explorers"  # next to the decks: the static explorers their iframes load
+EXPLORER_HEIGHT = 610       # px of the 700 px slide: the iframe scrolls inside if a view is taller
+
+
+def explorer_of(cell: nbformat.NotebookNode) -> tuple[str, int] | None:
+    """(chapter, index in its EXPLORERS) if the cell is a bare call of one of the chapter's explorers, else None."""
+    found = EXPLORER_CALL.fullmatch(cell.source.strip()) if cell.cell_type == "code" else None
+    if not found:
+        return None
+    names = [make.__name__ for make in chapters.explorers(found[1])]
+    return (found[1], names.index(found[2])) if found[2] in names else None
+
+
+def explorer_file(chapter: str) -> str:
+    """The static explorer's file, relative to the decks."""
+    return f"{EXPLORERS_DIR}/{chapters.chapters()[chapter][2:]}.html"
+
+
+def explorer_output(chapter: str, index: int) -> nbformat.NotebookNode:
+    """The output that replaces a live explorer's: an iframe of the chapter's static explorer."""
+    src = f"{explorer_file(chapter)}?embed#explorer-{index + 1}"
+    frame = (f'<iframe class="deck-explorer" src="{src}" title="Static explorer" '
+             f'style="width:100%;height:{EXPLORER_HEIGHT}px;border:1px solid #ddd"></iframe>')
+    return nbformat.v4.new_output("display_data", data={"text/html": frame})
 
 
 def _heading(source: str) -> int:
@@ -66,6 +109,8 @@ def slide_type(cell: nbformat.NotebookNode, previous: nbformat.NotebookNode | No
         return "skip", False
     if source.startswith("# NBVAL_IGNORE_OUTPUT"):
         return "skip", False
+    if explorer_of(cell):
+        return "subslide", True
     if previous is not None and previous.cell_type == "markdown" and "<details>" in previous.source:
         return "skip", False
     lines = len(source.splitlines())
@@ -76,30 +121,91 @@ def slide_type(cell: nbformat.NotebookNode, previous: nbformat.NotebookNode | No
     return "fragment", False
 
 
+def load(cell: nbformat.NotebookNode, hide_input: bool) -> int:
+    """How much of a slide the cell fills, in characters of markdown: a markdown cell its length, a code cell
+    CODE_LINE per line of code (unless hidden) and of printed output (a figure: a sub-slide of its own anyway)."""
+    if cell.cell_type == "markdown":
+        return len(cell.source)
+    lines = 0 if hide_input else len(cell.source.strip().splitlines())
+    for output in cell.get("outputs", []):
+        text = output.get("text") or output.get("data", {}).get("text/plain", "")
+        html = output.get("data", {}).get("text/html", "")
+        lines += html.count("<tr") if html else len("".join(text).splitlines())
+    return CODE_LINE * lines
+
+
 def deck_links(source: str) -> str:
     """Markdown with links to chapters (NN_name.ipynb[#anchor]) pointing at their decks."""
     return CHAPTER_LINK.sub(lambda m: f"]({m[1]}.slides.html{m[2] or ''})", source)
 
 
+def split_markdown(source: str, limit: int = SLIDE_TEXT) -> list[str]:
+    """A long markdown cell cut into parts of at most ~limit characters at blank lines (paragraphs, lists, tables
+    stay whole), never inside a fenced code block or a cell with raw HTML blocks; a short cell stays one part."""
+    if len(source) <= limit or re.search(r"^\s*<(details|div|table)", source, re.M):
+        return [source]
+    blocks, fence = [""], False
+    for line in source.split("\n"):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if not line.strip() and not fence and blocks[-1].strip():
+            blocks.append("")
+        else:
+            blocks[-1] += line + "\n"
+    parts = [""]
+    for block in (b for b in blocks if b.strip()):
+        if parts[-1] and len(parts[-1]) + len(block) > limit:
+            parts.append("")
+        parts[-1] += block + "\n"
+    return [part.strip("\n") for part in parts]
+
+
+def split_cells(nb: nbformat.NotebookNode) -> None:
+    """Replace, in place, each markdown cell too long for one slide by its parts (split_markdown); the later parts
+    start sub-slides. A cell with slideshow metadata of its own stays whole."""
+    cells = []
+    for cell in nb.cells:
+        own = cell.cell_type != "markdown" or "slideshow" in cell.metadata
+        parts = [cell.source] if own else split_markdown(cell.source)
+        cell.source = parts[0]
+        cells.append(cell)
+        for k, part in enumerate(parts[1:], 1):
+            more = nbformat.v4.new_markdown_cell(part, id=f"{cell.get('id', 'cell')}-part{k}")
+            more.metadata["slideshow"] = {"slide_type": "subslide"}
+            cells.append(more)
+    nb.cells = cells
+
+
 def tag_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """A copy of nb with slideshow metadata on every cell (explicit metadata in nb wins), links to decks."""
     nb = copy.deepcopy(nb)
-    previous = None
+    split_cells(nb)
+    previous, text_on_slide = None, 0
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = deck_links(cell.source)
+        explorer = explorer_of(cell)
+        if explorer:
+            cell.outputs = [explorer_output(*explorer)]
         if "slideshow" not in cell.metadata:
             kind, hide_input = slide_type(cell, previous)
+            if kind in ("-", "fragment") and text_on_slide > 0 and text_on_slide + load(cell, hide_input) > SLIDE_TEXT:
+                kind = "subslide"   # too much for one slide: this paragraph or code starts the next one
             cell.metadata["slideshow"] = {"slide_type": kind}
             if hide_input:
                 cell.metadata.setdefault("tags", []).append(HIDE_INPUT)
-        if cell.metadata["slideshow"].get("slide_type") != "skip":
+        kind = cell.metadata["slideshow"].get("slide_type")
+        if kind in ("slide", "subslide"):
+            text_on_slide = 0
+        if kind != "skip":
             previous = cell
+            text_on_slide += load(cell, HIDE_INPUT in cell.metadata.get("tags", ()))
     return nb
 
 
-def exporter() -> SlidesExporter:
+def exporter(language: str = "en") -> SlidesExporter:
     config = Config()
+    config.SlidesExporter.language_code = language     # <html lang>: "ja" lets the browser pick Japanese glyphs
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_input_tags = {HIDE_INPUT}
     config.SlidesExporter.reveal_url_prefix = REVEAL_DIR
@@ -117,12 +223,40 @@ def copy_reveal(out_dir: Path) -> None:
     shutil.copyfile(REVEAL / "reveal.css", dist / "reveal.css")
     shutil.copyfile(REVEAL / "white.css", dist / "theme" / "white.css")
     shutil.copyfile(REVEAL / "LICENSE", out_dir / REVEAL_DIR / "LICENSE")
+    shutil.copytree(KATEX, out_dir / KATEX_DIR, dirs_exist_ok=True)
 
 
-def export(path: Path, out_dir: Path) -> Path:
-    """Tag a copy of the notebook at path and write its deck to out_dir/<stem>.slides.html."""
+def font_css(body: str) -> str:
+    """A <style> for the deck: the CJK web font (helpers.cjk_font) cut to every CJK character in the deck, first in
+    line before the generic family of reveal.js's and JupyterLab's font lists, so 犬 猫 鳥 (and a Japanese deck's
+    text) draw on a machine without Japanese fonts; a hidden line of those characters loads it with the page."""
+    rule = cjk_font.css(body)
+    chars = rule.split(" cut to ", 1)[1].split(" */", 1)[0]
+    cjk = f"'{cjk_font.FAMILY}'"
+    return (f"<style>{rule}\n"
+            f".reveal{{--r-main-font:'Source Sans Pro',Helvetica,{cjk},sans-serif;"
+            f"--r-heading-font:'Source Sans Pro',Helvetica,{cjk},sans-serif;"
+            f"--r-code-font:menlo,consolas,'DejaVu Sans Mono',{cjk},monospace}}\n"
+            f"body{{--jp-content-font-family:system-ui,-apple-system,blinkmacsystemfont,'Segoe UI',helvetica,arial,"
+            f"{cjk},sans-serif;--jp-code-font-family:var(--jp-code-font-family-default),{cjk}}}\n"
+            f"body::after{{content:'{chars}';font-family:{cjk};position:absolute;left:-999px;top:0;"
+            f"visibility:hidden}}</style>")
+
+
+def edition(path: Path) -> str:
+    """ "ja" for a notebook of the Japanese edition (notebooks/ja/), else "en"."""
+    return "ja" if path.resolve().parent.name == "ja" else "en"
+
+
+def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
+    """Tag a copy of the notebook at path and write its deck to out_dir/<stem>.slides.html; with `explorers`,
+    also the chapter's static explorer to out_dir/explorers/ (precomputed: up to ~15 s for the biggest grid).
+    Each out_dir is whole on its own (reveal.js, KaTeX, explorers): the Japanese decks go to a folder of theirs."""
     nb = tag_cells(nbformat.read(path, as_version=4))
-    body, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    if explorers and chapters.explorers(path.stem[:2]) and chapters.module(path.stem) is not None:
+        static_explorer.export_chapter(path.stem[:2], out_dir / EXPLORERS_DIR)
+    body, _ = exporter(edition(path)).from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    body = body.replace("</head>", font_css(body) + "\n</head>", 1)
     out_dir.mkdir(parents=True, exist_ok=True)
     copy_reveal(out_dir)
     target = out_dir / f"{path.stem}.slides.html"
@@ -133,9 +267,15 @@ def export(path: Path, out_dir: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "slides")
+    parser.add_argument("--edition", choices=("en", "ja"), default="en",
+                        help="without NOTEBOOKs: the English chapters (notebooks/) or the Japanese (notebooks/ja/)")
+    parser.add_argument("--out", type=Path, help="default: build/slides (en), build/slides/ja (ja)")
     args = parser.parse_args(argv)
-    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    torch.set_num_threads(1)  # the static explorers' tiny tensors: one thread is fastest on a busy machine
+    folder = ROOT / "notebooks" / ("ja" if args.edition == "ja" else "")
+    notebooks = args.notebooks or sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    if args.out is None:
+        args.out = ROOT / "build" / "slides" / ("ja" if args.edition == "ja" else "")
     for path in notebooks:
         print(f"{path} -> {export(path, args.out)}")
     return 0

@@ -104,3 +104,48 @@ def test_glyphs_render_without_system_cjk_fonts(bare_chromium, artifacts):
         page.screenshot(path=artifacts / "cjk-font-without-system-fonts.png", full_page=True)
     finally:
         page.close()
+
+
+DECK_GLYPHS = """async (selector) => {
+  const cell = [...document.querySelectorAll(selector)]
+    .find(p => /[\\u3040-\\u30ff\\u4e00-\\u9fff]/.test(p.textContent));
+  const chars = [...new Set(cell.textContent.match(/[\\u3040-\\u30ff\\u4e00-\\u9fff]/g))].slice(0, 6);
+  const family = getComputedStyle(cell).fontFamily;
+  await document.fonts.load("40px " + family, chars.join(""));
+  const draw = (ch, font) => {
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = 64;
+    const ctx = canvas.getContext("2d");
+    ctx.font = font;
+    ctx.fillText(ch, 4, 48);
+    const data = ctx.getImageData(0, 0, 64, 64).data;
+    let inked = 0, hash = 0;
+    for (let i = 3; i < data.length; i += 4) if (data[i]) { inked++; hash = (hash * 31 + i * data[i]) % 1000000007; }
+    return { ch, inked, hash };
+  };
+  return { family, ours: chars.map(ch => draw(ch, "40px " + family)),
+           plain: chars.map(ch => draw(ch, "40px 'DejaVu Sans', sans-serif")) };
+}"""
+
+
+def test_a_japanese_deck_draws_its_glyphs_without_system_cjk_fonts(bare_chromium, artifacts, tmp_path: Path):
+    """tools/slides.py embeds the font cut to the deck's characters: the Japanese text of a deck draws."""
+    from tools import slides
+
+    deck = slides.export(slides.ROOT / "notebooks" / "ja" / "01_the_pad_question.ipynb", tmp_path, explorers=False)
+    page = bare_chromium.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(deck.as_uri(), wait_until="load")
+        page.wait_for_function("() => window.Reveal && Reveal.isReady()", timeout=15_000)
+        page.evaluate("() => document.fonts.ready")
+        for selector in (".reveal .jp-MarkdownOutput p", ".reveal .jp-OutputArea-output pre"):  # prose, printed
+            result = page.evaluate(DECK_GLYPHS, selector)
+            assert cjk_font.FAMILY in result["family"], selector
+            plain = result["plain"]
+            assert len({g["hash"] for g in plain}) == 1, "this browser has a Japanese font: the check proves nothing"
+            ours = result["ours"]
+            assert len(ours) >= 3 and all(g["inked"] > 20 for g in ours), f"{selector}: empty glyphs {ours}"
+            assert len({g["hash"] for g in ours}) == len(ours), f"{selector}: characters draw the same box: {ours}"
+        page.screenshot(path=artifacts / "slides-ja-01-without-system-fonts.png")
+    finally:
+        page.close()

@@ -57,8 +57,13 @@ def test_a_deck_starts_offline_and_its_figure_fits(browser, artifacts, tmp_path:
             assert box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"], f"figure {i} at {box}"
             assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"], f"figure {i} at {box}"
         wrap = page.evaluate("() => [...document.querySelectorAll('.reveal pre')]"
+                             ".filter(pre => !pre.closest('.jp-OutputArea-output'))"
                              ".map(pre => getComputedStyle(pre).whiteSpace)")
         assert wrap and set(wrap) == {"pre-wrap"}, "long code lines wrap"
+        # printed lines wrap too, except a table the template shrank to fit (test_deck_fit.py checks each slide)
+        printed = page.evaluate("() => [...document.querySelectorAll('.reveal .jp-OutputArea-output pre')]"
+                                ".map(pre => [getComputedStyle(pre).whiteSpace, pre.style.fontSize !== ''])")
+        assert printed and all(space == "pre-wrap" or shrunk for space, shrunk in printed)
         page.screenshot(path=artifacts / f"slides-{path.stem}-figure.png")
         page.keyboard.press("ArrowRight")
         page.wait_for_timeout(900)
