@@ -32,6 +32,37 @@ def new_page(browser):
     return context, context.new_page()
 
 
+class OfflinePage:
+    """A page opened from disk with every request but file:// refused: what it asked for, loaded, and logged."""
+
+    def __init__(self, context) -> None:
+        self.refused: list[str] = []   # requests refused (anything but file://)
+        self.loaded: list[str] = []    # file:// requests, let through
+        self.errors: list[str] = []    # uncaught script errors and console errors
+        context.route(re.compile(r"^[a-z][a-z0-9+.-]*:"), self._route)
+        self.page = context.new_page()
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("console", lambda message: self.errors.append(message.text) if message.type == "error" else None)
+
+    def _route(self, route) -> None:
+        if route.request.url.startswith("file:"):
+            self.loaded.append(route.request.url)
+            route.continue_()
+        else:
+            self.refused.append(route.request.url)
+            route.abort()
+
+
+@contextlib.contextmanager
+def offline_page(browser, viewport: dict[str, int]) -> Iterator[OfflinePage]:
+    """An OfflinePage in a fresh context of `viewport`, closed afterwards."""
+    context = browser.new_context(viewport=viewport)
+    try:
+        yield OfflinePage(context)
+    finally:
+        context.close()
+
+
 @contextlib.contextmanager
 def chromium_with_fonts(playwright_driver, fontconfig: Path) -> Iterator[object]:
     """Headless Debian Chromium that finds its fonts through the fontconfig file `fontconfig`, closed at exit."""

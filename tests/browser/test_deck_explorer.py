@@ -3,11 +3,10 @@ from disk with every request other than file:// refused, and the deck logs no co
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from browserlib import ROOT
+from browserlib import ROOT, offline_page
 
 from tools import slides
 
@@ -17,19 +16,8 @@ DECK_VIEWPORT = {"width": 1280, "height": 720}   # a projector
 @pytest.mark.browser
 def test_a_decks_explorer_moves_offline(browser, artifacts, tmp_path: Path):
     deck = slides.export(ROOT / "notebooks" / "02_softmax_on_masked_rows.ipynb", tmp_path)
-    context = browser.new_context(viewport=DECK_VIEWPORT)
-    refused: list[str] = []
-
-    def refuse(route):
-        refused.append(route.request.url)
-        route.abort()
-
-    context.route(re.compile(r"^(?!file:)[a-z][a-z0-9+.-]*:"), refuse)  # everything but files
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    try:
+    with offline_page(browser, DECK_VIEWPORT) as offline:
+        page, errors, refused = offline.page, offline.errors, offline.refused
         page.goto(deck.as_uri(), wait_until="load")
         page.wait_for_function("() => window.Reveal && Reveal.isReady()", timeout=15_000)
         page.evaluate("() => Reveal.configure({ transition: 'none' })")
@@ -53,5 +41,3 @@ def test_a_decks_explorer_moves_offline(browser, artifacts, tmp_path: Path):
         page.screenshot(path=artifacts / "slides-02-explorer.png")
         assert not errors, f"console errors: {errors}"
         assert not refused, f"the deck asked the network for {refused}"
-    finally:
-        context.close()

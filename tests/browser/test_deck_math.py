@@ -3,11 +3,10 @@ the decks (vendored in tools/vendor/katex-*), in Chromium, every request other t
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from browserlib import ROOT
+from browserlib import ROOT, offline_page
 
 from tools import slides
 
@@ -15,24 +14,9 @@ from tools import slides
 @pytest.mark.browser
 def test_a_decks_math_renders_offline(browser, artifacts, tmp_path: Path):
     deck = slides.export(ROOT / "notebooks" / "04_key_padding_mask.ipynb", tmp_path)
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    refused: list[str] = []
-    loaded: list[str] = []
-
-    def route(route):
-        if route.request.url.startswith("file:"):
-            loaded.append(route.request.url)
-            route.continue_()
-        else:
-            refused.append(route.request.url)
-            route.abort()
-
-    context.route(re.compile(r"^[a-z][a-z0-9+.-]*:"), route)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    try:
+    with offline_page(browser, {"width": 1280, "height": 720}) as offline:
+        page, errors, refused = offline.page, offline.errors, offline.refused
+        loaded = offline.loaded
         page.goto(deck.as_uri(), wait_until="load")
         page.wait_for_function("() => window.Reveal && Reveal.isReady()", timeout=15_000)
         page.evaluate("() => Reveal.configure({ transition: 'none' })")
@@ -53,5 +37,3 @@ def test_a_decks_math_renders_offline(browser, artifacts, tmp_path: Path):
         page.screenshot(path=artifacts / "slides-04-math.png")
         assert not errors, f"console errors: {errors}"
         assert not refused, f"the deck asked the network for {refused}"
-    finally:
-        context.close()

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from browserlib import VIEWPORT
+from browserlib import VIEWPORT, offline_page
 
 from helpers import static_explorer as se
 from helpers.chapters.ch02_softmax_on_masked_rows import softmax_explorer
@@ -29,19 +29,8 @@ def live(setting: dict) -> tuple[str, int, int]:
 @pytest.mark.browser
 def test_static_explorer_02_moves_offline(browser, artifacts, tmp_path: Path):
     path = se.export_chapter("02", tmp_path).path
-    context = browser.new_context(viewport=VIEWPORT)
-    refused: list[str] = []
-
-    def refuse(route):
-        refused.append(route.request.url)
-        route.abort()
-
-    context.route(re.compile(r"^(?!file:)[a-z][a-z0-9+.-]*:"), refuse)  # everything but the file itself
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    try:
+    with offline_page(browser, VIEWPORT) as offline:
+        page, errors, refused = offline.page, offline.errors, offline.refused
         page.goto(path.as_uri(), wait_until="load")
         page.wait_for_selector(".static-explorer.ready", timeout=15_000)
         root = page.locator(".static-explorer").first
@@ -81,5 +70,3 @@ def test_static_explorer_02_moves_offline(browser, artifacts, tmp_path: Path):
         page.screenshot(path=str(artifacts / "static_explorer_02.png"), full_page=True)
         assert not errors, f"script errors: {errors}"
         assert not refused, f"the static explorer asked the network for {refused}"
-    finally:
-        context.close()
