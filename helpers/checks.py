@@ -373,6 +373,14 @@ def _require_deterministic(run: _Runner, x: torch.Tensor, kpm: torch.Tensor, am:
                          "Call attn.eval() (or set dropout=0) before checking")
 
 
+def _random_batch(g: torch.Generator, batch_size: int, max_len: int, E: int) -> tuple[int, list[int], torch.Tensor]:
+    """A trial's batch: its length S (2..max_len), the items' real lengths (item 0 always has a pad), x (N, S, E)."""
+    S = int(torch.randint(2, max_len + 1, (), generator=g))
+    lengths = [int(torch.randint(1, S, (), generator=g))]  # item 0: at least one pad
+    lengths += [int(torch.randint(1, S + 1, (), generator=g)) for _ in range(batch_size - 1)]
+    return S, lengths, torch.randn(batch_size, S, E, generator=g)
+
+
 def _sides(padding_side: str) -> tuple[str, ...]:
     return ("right", "left") if padding_side == "both" else (padding_side,)
 
@@ -412,10 +420,7 @@ def check_padding_invariance(
     name = "padding invariance" + (" (causal)" if causal else "") + (" (pooled)" if pooled else "")
     track = _Tracker(name, atol, rtol, trials, pooled)
     for trial in range(trials):
-        S = int(torch.randint(2, max_len + 1, (), generator=g))
-        lengths = [int(torch.randint(1, S, (), generator=g))]  # item 0: at least one pad
-        lengths += [int(torch.randint(1, S + 1, (), generator=g)) for _ in range(batch_size - 1)]
-        x = torch.randn(batch_size, S, E, generator=g)
+        S, lengths, x = _random_batch(g, batch_size, max_len, E)
         new_values = torch.randn(x.shape, generator=g) * JUNK_SCALE
         what = "new values"
         if nonfinite_junk and trial == trials - 1:
@@ -878,10 +883,7 @@ def check_gradient_padding_invariance(
         return True
 
     for trial in range(trials):
-        S = int(torch.randint(2, max_len + 1, (), generator=g))
-        lengths = [int(torch.randint(1, S, (), generator=g))]  # item 0: at least one pad
-        lengths += [int(torch.randint(1, S + 1, (), generator=g)) for _ in range(batch_size - 1)]
-        x = torch.randn(batch_size, S, E, generator=g)
+        S, lengths, x = _random_batch(g, batch_size, max_len, E)
         probe_kpm = key_padding_mask(lengths, S)
         with torch.no_grad():
             kwargs = {"position_ids": position_ids(probe_kpm)} if "position_ids" in _parameters(fn) else {}
