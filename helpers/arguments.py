@@ -79,3 +79,10 @@ def floating(value: object, name: str) -> torch.Tensor:
     if tensor(value, name).dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
         raise TypeError(f"{name} must be a float16, bfloat16, float32 or float64 tensor, got dtype {value.dtype}")
     return value
+
+
+def instance(value: object, name: str, kind: type, what: str) -> object:
+    """value, which must be a `kind` (described as `what` in the error, e.g. "the chapter's nn.MultiheadAttention")."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+    return value

@@ -279,3 +279,12 @@ def test_a_module_class_and_mha_with_kdim_are_refused_by_name():
         check_padding_invariance(nn.MultiheadAttention, embed_dim=E)
     with pytest.raises(ValueError, match=r"kdim=3, vdim=3 != embed_dim=4: the checks feed one x"):
         check_padding_invariance(nn.MultiheadAttention(E, 2, kdim=3, vdim=3, batch_first=True).eval())
+
+
+def test_instance_names_the_argument_and_the_expected_kind():
+    from helpers import arguments
+
+    mha = torch.nn.MultiheadAttention(4, 1)
+    assert arguments.instance(mha, "mha", torch.nn.MultiheadAttention, "an nn.MultiheadAttention") is mha
+    with pytest.raises(TypeError, match="^mha must be an nn.MultiheadAttention, got Linear$"):
+        arguments.instance(torch.nn.Linear(2, 2), "mha", torch.nn.MultiheadAttention, "an nn.MultiheadAttention")

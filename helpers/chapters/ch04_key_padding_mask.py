@@ -75,9 +75,7 @@ EXPLORERS = (kpm_explorer,)
 # --- the exercise checks (a wrong answer raises Mistake with a hint that never gives the answer) ---
 
 def _module(mha: object) -> torch.nn.MultiheadAttention:
-    if not isinstance(mha, torch.nn.MultiheadAttention):
-        raise TypeError(f"mha must be the chapter's nn.MultiheadAttention, got {type(mha).__name__}")
-    return mha
+    return arguments.instance(mha, "mha", torch.nn.MultiheadAttention, "the chapter's nn.MultiheadAttention")
 
 
 @exercise
