@@ -78,7 +78,7 @@ slides: $(STAMP)
 # Each chapter's explorers as one HTML file in build/explorers/, their views precomputed: they move in a browser with
 # no kernel and no network (helpers/static_explorer.py; a sub-grid where a chapter has too many settings).
 explorers: $(STAMP)
-	$(BIN)/python -m tools.static_explorers --out build/explorers
+	$(BIN)/python -m tools.static_explorers --edition $(EDITION)
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

@@ -30,6 +30,7 @@ from matplotlib.colors import is_color_like, to_hex
 from matplotlib.figure import Figure
 
 from helpers import cjk_font
+from helpers.language import say
 from helpers.plots import STYLE, as_hidden, cell_colors, format_cell, show_weights
 
 RED = "#d62728"  # matplotlib's tab:red: labels and frames that flag a problem
@@ -198,6 +199,7 @@ def view_html(*views: View) -> str:
 # --- the live widget ---
 
 REFUSED = "<b>Not possible:</b> "  # how the summary starts when view() refuses a combination
+REFUSED_JA = "<b>この組み合わせは不可：</b>"
 PLACEHOLDER = "Explorer: run this cell to see it live (interactive widgets need a running kernel)."
 
 
@@ -224,7 +226,7 @@ class Explorer(widgets.VBox):
             table_html = view_html(shown)
         except ValueError as error:
             self.tables.value = ""
-            self.summary.value = REFUSED + html.escape(str(error))
+            self.summary.value = say(REFUSED, REFUSED_JA) + html.escape(str(error))
             return
         self.tables.value = table_html
         self.summary.value = html.escape(shown.summary)

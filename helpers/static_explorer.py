@@ -32,8 +32,9 @@ from pathlib import Path
 
 import ipywidgets as widgets
 
-from helpers import chapters, cjk_font
+from helpers import chapters, cjk_font, language
 from helpers.explorer import Explorer
+from helpers.language import say
 
 BUDGET_BYTES = 500_000     # one chapter's static explorer file, all its explorers together
 MAX_SETTINGS = 2_000       # settings precomputed per explorer: beyond this, SUBGRIDS must keep fewer values
@@ -74,8 +75,9 @@ class Axis:
             return ""
         kept = ", ".join(self.labels[i] for i in self.kept)
         if len(self.kept) == 1:
-            return f"{self.description} fixed at {kept}"
-        return f"{self.description}: {kept} only (live: {len(self.values)} values)"
+            return say(f"{self.description} fixed at {kept}", f"{self.description} は {kept} に固定")
+        return say(f"{self.description}: {kept} only (live: {len(self.values)} values)",
+                   f"{self.description} は {kept} のみ（ノートブックでは {len(self.values)} 通り）")
 
 
 def _slider_values(control: widgets.ValueWidget) -> tuple:
@@ -209,10 +211,13 @@ def note(found: Sequence[Axis], n: int) -> str:
     for axis in found:
         total *= len(axis.values)
     if n == total:
-        return f"Static explorer: all {n} settings precomputed in Python; no kernel needed."
-    kept = "; ".join(a.note() for a in found if a.note())
-    return (f"Static explorer: {n} of the live explorer's {total} settings precomputed ({kept}). "
-            f"Run the notebook for every value.")
+        return say(f"Static explorer: all {n} settings precomputed in Python; no kernel needed.",
+                   f"静的エクスプローラ：{n} 通りの設定をすべて Python で計算済みなので、カーネルは要らない。")
+    kept = say("; ", "、").join(a.note() for a in found if a.note())
+    return say(f"Static explorer: {n} of the live explorer's {total} settings precomputed ({kept}). "
+               "Run the notebook for every value.",
+               f"静的エクスプローラ：ノートブックのエクスプローラの {total} 通りの設定のうち {n} 通りを計算済み"
+               f"（{kept}）。すべての値を試すにはノートブックを実行すること。")
 
 
 def precompute(make: Callable[[], Explorer], subgrid: Mapping[str, Sequence] | None = None) -> Payload:
@@ -221,7 +226,7 @@ def precompute(make: Callable[[], Explorer], subgrid: Mapping[str, Sequence] | N
     box = quiet(make())
     found = axes(box, SUBGRIDS.get(make.__name__) if subgrid is None else subgrid)
     doc = (make.__doc__ or make.__name__).strip().split("\n\n")[0]
-    payload = Payload(" ".join(doc.split()), found)
+    payload = Payload(say(" ".join(doc.split()), "エクスプローラ：" + " × ".join(a.description for a in found)), found)
     piece_ids: dict[str, int] = {}
     entry_ids: dict[tuple[int, ...], int] = {}
 
@@ -387,7 +392,8 @@ def page(title: str, payloads: Sequence[Payload]) -> str:
             f"<h2>{html.escape(p.title)}</h2>"
             f'<div class="static-note">{html.escape(note(p.axes, n_settings(p.axes)))}</div>'
             f'<div class="static-controls"></div>'
-            f'<div class="explorer-summary">Loading the precomputed views…</div>'
+            f'<div class="explorer-summary">{say("Loading the precomputed views…", "計算済みの表示を読み込み中…")}'
+            "</div>"
             f'<div class="explorer-tables"></div>'
             f'<script type="application/octet-stream" class="static-data">{packed(p)}</script>'
             f"</section>")
@@ -397,7 +403,7 @@ def page(title: str, payloads: Sequence[Payload]) -> str:
         piece for p in payloads for piece in p.pieces)
     font = cjk_font.css(text)
     chars = font.split(" cut to ", 1)[1].split(" */", 1)[0]
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    return (f"<!DOCTYPE html>\n<html lang=\"{language.current()}\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{html.escape(title)}</title><style>{font}{CSS}</style></head><body>"
             f'<span class="static-preload" aria-hidden="true">{html.escape(chars)}</span>'
@@ -424,26 +430,32 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 
 def chapter_title(chapter: str) -> str:
-    """The chapter notebook's title (its first heading), else one made from the module's name."""
+    """The chapter notebook's title (its first heading; the Japanese edition's in Japanese), else one made from
+    the module's name."""
     stem = chapters.chapters()[chapter][2:]
+    folder = NOTEBOOKS / "ja" if language.current() == "ja" else NOTEBOOKS
     try:
-        first = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"][0]
+        first = json.loads((folder / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"][0]
         heading = "".join(first["source"]).split("\n", 1)[0].lstrip("#").strip()
     except (OSError, ValueError, KeyError, IndexError):
         heading = ""
-    return f"{heading or stem.replace('_', ' ')}: static explorer"
+    return say(f"{heading or stem.replace('_', ' ')}: static explorer",
+               f"{heading or stem.replace('_', ' ')}：静的エクスプローラ")
 
 
-def export_chapter(chapter: str, out: Path) -> Exported | None:
-    """Write out/NN_<stem>.html holding the chapter's static explorers; None if the chapter has none."""
+def export_chapter(chapter: str, out: Path, edition: str = "en") -> Exported | None:
+    """Write out/NN_<stem>.html holding the chapter's static explorers, speaking the edition's language ("en"
+    or "ja": notes, summaries and titles); None if the chapter has none."""
     makers = chapters.explorers(chapter)
     if not makers:
         return None
     start = time.perf_counter()
-    payloads = [precompute(make) for make in makers]
+    with language.speaking(edition):
+        payloads = [precompute(make) for make in makers]
+        text = page(chapter_title(chapter), payloads)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{chapters.chapters()[chapter][2:]}.html"
-    path.write_text(page(chapter_title(chapter), payloads), encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     return Exported(chapter, path, path.stat().st_size, sum(len(p.grid) for p in payloads),
                     sum(len(p.entries) for p in payloads), time.perf_counter() - start)
 

@@ -1,16 +1,22 @@
 """helpers.exercises: a check prints "Not attempted yet", "Correct!", or one short line without a traceback."""
 
+import ast
+from pathlib import Path
+
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from helpers.exercises import NOT_ATTEMPTED, Check, Mistake, exercise
+from helpers.exercises import NOT_ATTEMPTED, NOT_ATTEMPTED_JA, Check, Mistake, exercise
+from helpers.language import speaking
+
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 @exercise
 def check_7(answer, expected):
     """A check of the usual shape: the expected answer is computed from the problem's data."""
     if answer != expected:
-        raise Mistake("count again")
+        raise Mistake("count again", "数え直すこと")
 
 
 def test_none_correct_and_wrong(capsys):
@@ -56,3 +62,59 @@ def test_call_turns_an_error_in_the_learners_function_into_one_hint():
         call(lambda x: x / 0, 1, when="with left padding,")
     with pytest.raises(Mistake, match="should be a function"):
         call(3, 1)
+
+
+def test_the_japanese_edition_hears_japanese(capsys):
+    with speaking("ja"):
+        check_7(None, 3)
+        check_7(3, 3)
+        check_7.solution(3, 3)
+        assert capsys.readouterr().out.splitlines() == [NOT_ATTEMPTED_JA, "正解！",
+                                                        "隠してある模範解答は確認問題 7 に合格する。"]
+        with pytest.raises(Mistake, match="^数え直すこと$") as raised:
+            check_7(4, 3)
+        assert raised.value.en == "count again" and raised.value._render_traceback_() == [
+            "\x1b[31m✗ まだ正解ではない：数え直すこと\x1b[0m"]
+        from helpers.exercises import call
+
+        with pytest.raises(Mistake, match="^左パディングのとき、あなたの関数が ZeroDivisionError を送出した："):
+            call(lambda x: x / 0, 1, when="左パディングのとき、")
+        with pytest.raises(Mistake, match="関数"):
+            call(3, 1)
+    with pytest.raises(Mistake, match="^count again$"):
+        check_7(4, 3)
+
+
+def test_a_mistake_needs_two_non_empty_hints():
+    with pytest.raises(TypeError, match="English, then Japanese"):
+        Mistake("count again", "")
+
+
+def mistakes_without_japanese(path: Path) -> list[int]:
+    """Lines of `path` where Mistake(...) is raised with its English hint only."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Mistake"
+            and len(node.args) + len(node.keywords) < 2]
+
+
+# Modules whose hints are still English only (the list may only shrink).
+PENDING = {
+    "chapters/ch01_the_pad_question.py", "chapters/ch02_softmax_on_masked_rows.py",
+    "chapters/ch03_does_the_pad_row_matter.py", "chapters/ch04_key_padding_mask.py",
+    "chapters/ch05_attn_mask_and_causality.py", "chapters/ch06_mask_conventions.py",
+    "chapters/ch07_dead_rows_and_fast_paths.py", "chapters/ch08_a_trained_classifier/exercises.py",
+    "chapters/ch09_batched_generation.py", "chapters/ch10_packing_and_the_cost_of_padding.py",
+    "chapters/ch11_encoder_decoder_masks.py", "chapters/ch12_masks_in_training.py",
+    "chapters/ch13_windows_prefixes_and_chunks.py",
+}
+
+
+@pytest.mark.parametrize("path", sorted(HELPERS.rglob("*.py")), ids=lambda p: p.relative_to(HELPERS).as_posix())
+def test_every_hint_is_written_in_japanese_too(path: Path):
+    name = path.relative_to(HELPERS).as_posix()
+    lines = mistakes_without_japanese(path)
+    if name in PENDING:
+        assert lines, f"{name}: every hint has its Japanese now; take it off PENDING"
+    else:
+        assert not lines, f"{name}: Mistake(...) without its Japanese hint at lines {lines}"

@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from helpers.language import VARIABLE
 from tools import links
 
 ROOT = links.ROOT
@@ -47,7 +48,7 @@ def test_every_chapter_has_its_badge_and_setup_cell(path: Path):
     assert ids.index(links.BADGE_ID) == 1 and badge.source == links.badge_source(links.relative(path)), fix
     first_code = next(cell for cell in nb.cells if cell.cell_type == "code")
     assert first_code.get("id") == links.SETUP_ID, f"{path.name}: the set-up cell must be the first code cell"
-    assert first_code.source == links.setup_source(), f"{path.name}: {fix}"
+    assert first_code.source == links.setup_source(links.edition_of(links.relative(path))), f"{path.name}: {fix}"
     assert not first_code.outputs, f"{path.name}: outside Colab the set-up cell prints nothing"
 
 
@@ -94,15 +95,26 @@ if calls:
 """
 
 
-def run_setup_cell(where: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", HARNESS, where], input=links.setup_source(), capture_output=True,
-                          text=True, timeout=60, cwd=ROOT)
+def run_setup_cell(where: str, edition: str = "en") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", HARNESS, where], input=links.setup_source(edition),
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
 
 
-def test_setup_cell_does_nothing_off_colab():
-    result = run_setup_cell("local")
+@pytest.mark.parametrize("edition", ["en", "ja"])
+def test_setup_cell_only_sets_the_language_off_colab(edition):
+    harness = HARNESS.replace("if calls:", f"print(os.environ[{VARIABLE!r}])\nif calls:")
+    result = subprocess.run([sys.executable, "-c", harness, "local"], input=links.setup_source(edition),
+                            capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    assert (result.stdout, result.stderr) == ("", ""), "no pip call and no output outside Colab"
+    assert (result.stdout, result.stderr) == (edition + "\n", ""), "no pip call and no output outside Colab"
+
+
+def test_each_edition_sets_its_language():
+    assert links.edition_of("notebooks/ja/04_key_padding_mask.ipynb") == "ja"
+    assert links.edition_of("notebooks/04_key_padding_mask.ipynb") == "en"
+    assert f'os.environ["{VARIABLE}"] = "ja"' in links.setup_source("ja")
+    with pytest.raises(ValueError, match="edition"):
+        links.setup_source("fr")
 
 
 def test_setup_cell_installs_on_colab():

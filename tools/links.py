@@ -3,9 +3,11 @@
 REPOSITORY (owner/name) and REF below make every Binder and Colab link, and Colab's install of helpers/:
 - README.md and README.ja.md: their reference-style `[binder]:` and `[colab]:` lines;
 - every chapter, in both editions: a badge cell (id `colab-badge`) right after the title cell with both launch
-  links for that notebook's own path, and a set-up cell (id `colab-setup`), the first code cell. On Colab (where
-  `google.colab` imports) the set-up cell pip-installs helpers/ from the repository and matplotlib-fontja at
-  its pin in requirements.txt; anywhere else it does nothing and prints nothing. Slide decks skip both cells.
+  links for that notebook's own path, and a set-up cell (id `colab-setup`), the first code cell. The set-up
+  cell sets the language the helpers speak (helpers.language: "ja" in notebooks/ja/, "en" in notebooks/), the
+  one difference between the two editions' code; on Colab (where `google.colab` imports) it also pip-installs
+  helpers/ from the repository and matplotlib-fontja at its pin in requirements.txt. It prints nothing. Slide
+  decks skip both cells.
 To publish from a fork or another branch, change REPOSITORY and REF, then run `python -m tools.links`: it
 rewrites all of the above in place (idempotent: same ids, same text). tests/test_links.py fails while any link
 names another repository or branch, or a chapter's two cells differ from what this module makes.
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import nbformat
 
+from helpers.language import VARIABLE as LANGUAGE_VARIABLE
 from tools.dev import ROOT, pinned
 
 REPOSITORY = "attention-masks/attention-masks"  # owner/name on GitHub
@@ -75,8 +78,25 @@ def badge_source(notebook: str) -> str:
     return f"{colab}({colab_url(notebook)}) {binder}({binder_url(notebook)})"
 
 
-def setup_source() -> str:
-    return f'''# Colab only: install this series' helpers and a Japanese font. Anywhere else this cell does nothing.
+def edition_of(notebook: str) -> str:
+    """ "ja" for a chapter of the Japanese edition (notebooks/ja/...), else "en"."""
+    return "ja" if notebook.startswith("notebooks/ja/") else "en"
+
+
+SETUP_COMMENT = {
+    "en": "# The helpers speak English in this edition. On Colab, this cell also installs them and a Japanese font.",
+    "ja": "# 日本語版なので、helpers のヒントや表示を日本語にする。Colab ではさらに helpers と日本語フォントを入れる。",
+}
+
+
+def setup_source(edition: str = "en") -> str:
+    """The chapter's first code cell: the language the helpers speak (helpers.language), and Colab's install."""
+    if edition not in SETUP_COMMENT:
+        raise ValueError(f"edition must be one of {list(SETUP_COMMENT)}, got {edition!r}")
+    return f'''{SETUP_COMMENT[edition]}
+import os
+
+os.environ["{LANGUAGE_VARIABLE}"] = "{edition}"
 try:
     import google.colab  # noqa: F401  (importable only on Colab)
 except ImportError:
@@ -102,7 +122,7 @@ def apply(nb: nbformat.NotebookNode, notebook: str) -> nbformat.NotebookNode:
     if not cells or cells[0].cell_type != "markdown":
         raise ValueError(f"{notebook}: the first cell must be the markdown title cell")
     badge = nbformat.v4.new_markdown_cell(badge_source(notebook), id=BADGE_ID, metadata=dict(SKIP))
-    setup = nbformat.v4.new_code_cell(setup_source(), id=SETUP_ID, metadata=dict(SKIP))
+    setup = nbformat.v4.new_code_cell(setup_source(edition_of(notebook)), id=SETUP_ID, metadata=dict(SKIP))
     badge, setup = (old[c.id] if c.id in old and old[c.id].source == c.source and old[c.id].cell_type == c.cell_type
                     and old[c.id].metadata.get("slideshow") == SKIP["slideshow"] and not old[c.id].get("outputs")
                     else c for c in (badge, setup))

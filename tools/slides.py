@@ -254,7 +254,7 @@ def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
     Each out_dir is whole on its own (reveal.js, KaTeX, explorers): the Japanese decks go to a folder of theirs."""
     nb = tag_cells(nbformat.read(path, as_version=4))
     if explorers and chapters.explorers(path.stem[:2]) and chapters.module(path.stem) is not None:
-        static_explorer.export_chapter(path.stem[:2], out_dir / EXPLORERS_DIR)
+        static_explorer.export_chapter(path.stem[:2], out_dir / EXPLORERS_DIR, edition(path))
     body, _ = exporter(edition(path)).from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     body = body.replace("</head>", font_css(body) + "\n</head>", 1)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -4,8 +4,9 @@ Each file holds one chapter's explorers with their views precomputed in Python (
 opens from disk in a browser with no kernel and no network. Prints, per chapter, the settings precomputed, the
 distinct views among them, the file's size against the budget, and the export time; exits 1 if a file is over
 budget.
-Usage: python -m tools.static_explorers [--out DIR] [CHAPTER ...]  (chapters as numbers, e.g. 04 13; default:
-every chapter with explorers), also writes DIR/index.html linking the files.
+Usage: python -m tools.static_explorers [--edition en|ja] [--out DIR] [CHAPTER ...]  (chapters as numbers, e.g.
+04 13; default: every chapter with explorers), also writes DIR/index.html linking the files. --edition ja: the
+Japanese edition's (notes, summaries and titles in Japanese), into build/explorers/ja by default.
 """
 
 from __future__ import annotations
@@ -39,8 +40,11 @@ def index(exported: list[static_explorer.Exported], out: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", help="chapter numbers (default: every chapter with explorers)")
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "explorers")
+    parser.add_argument("--edition", choices=("en", "ja"), default="en")
+    parser.add_argument("--out", type=Path, help="default: build/explorers (en), build/explorers/ja (ja)")
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = ROOT / "build" / "explorers" / ("ja" if args.edition == "ja" else "")
     torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and no spinning threads on a busy machine
     known = [c for c in chapters.chapters() if chapters.explorers(c)]
     wanted = [c.zfill(2) for c in args.chapters] or known
@@ -50,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     done, over = [], []
     print(f"{'chapter':<8} {'settings':>8} {'distinct':>8} {'KB':>7} {'budget KB':>9} {'seconds':>7}  file")
     for chapter in wanted:
-        result = static_explorer.export_chapter(chapter, args.out)
+        result = static_explorer.export_chapter(chapter, args.out, args.edition)
         done.append(result)
         if not result.within_budget:
             over.append(chapter)
