@@ -11,6 +11,7 @@ runs the Japanese chapters too.
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -166,4 +167,38 @@ def test_style_rules_catch_their_examples():
 def test_japanese_text_follows_the_style_guide():
     rules = forbidden_variants()
     problems = [p for where, text, by_line in japanese_texts() for p in style_problems(where, text, rules, by_line)]
+    assert not problems, f"{len(problems)} forbidden variants (docs/ja-style.md):\n" + "\n".join(problems)
+
+
+def literal_text(node) -> str | None:
+    """A string literal's text; an f-string's with each {value} replaced by the placeholder; None otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(part.value if isinstance(part, ast.Constant) else PLACEHOLDER for part in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = literal_text(node.left), literal_text(node.right)
+        return None if left is None and right is None else (left or PLACEHOLDER) + (right or PLACEHOLDER)
+    return None
+
+
+def japanese_feedback() -> list[tuple[str, str]]:
+    """(where, text) for every Japanese text the helpers show a learner: the second argument of each
+    Mistake(en, ja) and say(en, ja) call under helpers/."""
+    found = []
+    for path in sorted((ROOT / "helpers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("Mistake", "say")
+                    and len(node.args) >= 2):
+                text = literal_text(node.args[1])
+                if text is not None:
+                    found.append((f"{path.relative_to(ROOT)}, line {node.lineno}", text))
+    return found
+
+
+def test_the_helpers_japanese_follows_the_style_guide_too():
+    rules = forbidden_variants()
+    texts = japanese_feedback()
+    assert any("正解" in text for _, text in texts), "the scan found none of helpers/exercises.py's texts"
+    problems = [p for where, text in texts for p in style_problems(where, text, rules)]
     assert not problems, f"{len(problems)} forbidden variants (docs/ja-style.md):\n" + "\n".join(problems)
