@@ -446,6 +446,8 @@ def chapter_title(chapter: str) -> str:
 def export_chapter(chapter: str, out: Path, edition: str = "en") -> Exported | None:
     """Write out/NN_<stem>.html holding the chapter's static explorers, speaking the edition's language ("en"
     or "ja": notes, summaries and titles); None if the chapter has none."""
+    if edition not in language.LANGUAGES:
+        raise ValueError(f"edition must be one of {list(language.LANGUAGES)}, got {edition!r}")
     makers = chapters.explorers(chapter)
     if not makers:
         return None

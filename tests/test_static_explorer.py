@@ -218,3 +218,17 @@ def test_a_written_file_starts_with_its_chapter_title(exported):
 
 def test_the_page_names_the_cjk_font_it_inlines():
     assert f"'{se.cjk_font.FAMILY}'" in se.CSS and f"'{se.cjk_font.FAMILY}'" in se.JS
+
+
+def test_the_japanese_edition_exports_japanese_pages(tmp_path):
+    """--edition ja: <html lang="ja">, the Japanese chapter's title, and the notes and summaries in Japanese;
+    the English export of the same chapter is unchanged by it."""
+    english = se.export_chapter("01", tmp_path / "en").path.read_text(encoding="utf-8")
+    japanese = se.export_chapter("01", tmp_path / "ja", edition="ja").path.read_text(encoding="utf-8")
+    assert '<html lang="ja">' in japanese and '<html lang="en">' in english
+    assert "パッドの疑問" in japanese and "：静的エクスプローラ</title>" in japanese
+    (data,) = se.read_payloads(tmp_path / "ja" / "01_the_pad_question.html")
+    assert data["note"].startswith("静的エクスプローラ：") and data["title"].startswith("エクスプローラ：")
+    assert english == se.export_chapter("01", tmp_path / "again").path.read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="edition must be one of"):
+        se.export_chapter("01", tmp_path / "fr", edition="fr")

@@ -1,12 +1,27 @@
-"""One chapter of the Japanese edition in JupyterLab in Chromium: its explorer runs and responds, no error,
-and the Japanese text is really drawn (its glyphs have width), not shown as empty boxes or left out."""
+"""One chapter of the Japanese edition in JupyterLab in Chromium: its explorer runs and responds in Japanese, no
+error, the Japanese text is really drawn (its glyphs have width), not shown as empty boxes or left out, and a
+wrong answer to an exercise gets its hint in Japanese."""
 
 from __future__ import annotations
 
 import nbformat
 import pytest
 from browserlib import NOTEBOOKS
-from test_notebooks import EXPECTED, cells_to_run, check_move, error_outputs, notebook_open, run_cells
+from test_notebooks import (
+    RUN_CELLS,
+    RUN_TIMEOUT_MS,
+    Move,
+    cells_to_run,
+    check_move,
+    error_outputs,
+    notebook_open,
+    run_cells,
+    wait_kernel_idle,
+)
+
+from helpers.chapters import ch01_the_pad_question as ch01
+from helpers.explorer import REFUSED_JA
+from helpers.language import speaking
 
 pytestmark = pytest.mark.browser
 
@@ -25,6 +40,30 @@ GLYPH_WIDTHS = """text => {
 }"""
 
 
+REFUSED = REFUSED_JA.replace("<b>", "").replace("</b>", "")  # as the page shows it (innerText)
+EXERCISE_CELLS = ("c31", "c32")  # chapter 1's exercise 1: the answer cell and its check cell
+WRONG_ANSWER = "ids_batch = torch.tensor([[2, 3, 4, 1, 1], [5, 6, 1, 1, 1]])\nanswer_1 = ids_batch == 1"
+HINT = "✗ まだ正解ではない："  # how a wrong answer's one line starts in the Japanese edition
+
+SET_SOURCE = """([index, source]) => {
+    const notebook = window.jupyterapp.shell.currentWidget.content;
+    notebook.model.cells.get(index).sharedModel.setSource(source);
+}"""
+
+
+def japanese_moves() -> list[Move]:
+    """The moves of chapter 1's explorer (pads 2 -> 3 -> 5, refused -> 0), with the summaries the Japanese
+    edition shows: what pad_cells_view says when the helpers speak Japanese."""
+    with speaking("ja"):
+        summary = {n: ch01.pad_cells_view(n).summary for n in (0, 2, 3)}
+        with pytest.raises(ValueError) as refused:
+            ch01.pad_cells_view(5)
+    assert all(any(ord(c) > 0x3000 for c in text) for text in summary.values()), summary
+    return [Move("pads", presses=1, before=summary[2], after=summary[3], masked=15),
+            Move("pads", presses=2, after=REFUSED + str(refused.value), refused=True),
+            Move("pads", presses=-5, after=summary[0], masked=0)]
+
+
 def test_japanese_chapter_runs_and_shows_japanese(lab, lab_page, chapters_kernel, artifacts):
     page, nb = lab_page, nbformat.read(NOTEBOOKS / CHAPTER, as_version=4)
     with notebook_open(page, lab, CHAPTER, nb, chapters_kernel) as page_errors:
@@ -39,6 +78,16 @@ def test_japanese_chapter_runs_and_shows_japanese(lab, lab_page, chapters_kernel
         explorer = page.locator(".jp-NotebookPanel .explorer").first
         explorer.locator(".explorer-tables table").first.wait_for(timeout=15_000)
         explorer.scroll_into_view_if_needed()
-        check_move(page, CHAPTER, explorer, EXPECTED["01"][0])
+        for move in japanese_moves():
+            check_move(page, CHAPTER, explorer, move, refused_prefix=REFUSED)
+        ids = [cell.id for cell in nb.cells]
+        answer, check = (ids.index(i) for i in EXERCISE_CELLS)
+        page.evaluate(SET_SOURCE, [answer, WRONG_ANSWER])
+        run_cells(page, CHAPTER, [answer])
+        page.evaluate(RUN_CELLS, [check])  # the check raises Mistake: that is what is tested
+        wait_kernel_idle(page, RUN_TIMEOUT_MS)
+        said = page.locator(".jp-NotebookPanel .jp-Cell").nth(check).locator(".jp-OutputArea-output").inner_text()
+        assert said.startswith(HINT) and len(said.strip().splitlines()) == 1, f"{CHAPTER}: a wrong answer gave {said!r}"
+        assert any(ord(c) > 0x3000 for c in said[len(HINT):]), f"{CHAPTER}: the hint is not in Japanese: {said!r}"
         assert not page_errors, f"{CHAPTER}: errors in the page:\n" + "\n".join(page_errors)
         page.screenshot(path=artifacts / "ja_01_the_pad_question.png")
