@@ -170,7 +170,9 @@ def test_the_editable_install_prints_no_setuptools_warning(tmp_path: Path):
     """`pip install -e .` shows the build backend's warnings, even with --quiet (pip's BuildBackendWarning). With
     helpers/ at the top level and packages listed, setuptools picks its meta-path-finder strategy and warns
     ("Editable installation. Please be careful with folders..."); `package-dir = {"" = "."}` makes it the plain
-    .pth strategy, which does not. Built here from a copy of pyproject.toml and helpers/: no venv, no install."""
+    .pth strategy, which does not. Built here from a copy of pyproject.toml and helpers/: no venv, no install.
+    (With this environment's setuptools; pip builds with the newest, in isolation.)"""
+    pytest.importorskip("setuptools", reason="venvs of Python 3.12+ have no setuptools; pip fetches it to build")
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
     shutil.copytree(ROOT / "helpers", tmp_path / "helpers", ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path / "dist"
