@@ -38,8 +38,9 @@ $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "$$NO_PYTHON" >&2; exit 1; }
 	$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) tools/dev.py setup --torch-index "$(TORCH_INDEX)"
 
-# JupyterLab on 127.0.0.1 with a random token (printed in the URL), rooted at the repository, opening
-# my-notebooks/00_start_here.ipynb: your git-ignored copies of the chapters (see tools/dev.py).
+# JupyterLab on 127.0.0.1 with a random token, rooted at the repository; it prints one URL, which opens
+# my-notebooks/00_start_here.ipynb: your git-ignored copies of the chapters (no browser is started; see tools/dev.py,
+# also for the JupyterLab configuration it shares with Binder and the browser tests).
 # make lab EDITION=ja opens the Japanese edition (notebooks/ja/) instead. (Not LANG=ja: LANG is the locale.)
 EDITION ?= en
 lab: $(STAMP)

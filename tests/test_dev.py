@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -65,3 +70,118 @@ def test_setup_reinstalls_torch_when_a_torch_index_is_asked_for_later(tmp_path: 
     calls.clear()
     dev.setup("cpu")                                # recorded: nothing to do
     assert calls == []
+
+
+def test_help_prints_the_description_once(capsys: pytest.CaptureFixture):
+    with pytest.raises(SystemExit):
+        dev.main(["--help"])
+    shown = capsys.readouterr().out
+    summary = dev.__doc__.splitlines()[0]
+    assert shown.count(summary) == 1, shown
+    assert "Learners' work copies" in shown and "--current-env" in shown
+
+
+def test_jupyter_config(tmp_path: Path):
+    """The files JupyterLab reads from a JUPYTER_CONFIG_DIR: the settings defaults (no news question, markdown
+    rendered), the server's options (no language-server autodetection), the custom.css with the Japanese font.
+    Entries already in those files are kept."""
+    server = tmp_path / "jupyter_server_config.json"
+    server.write_text('{"ServerApp": {"iopub_msg_rate_limit": 1}, "LanguageServerManager": {"extra": 1}}')
+    assert dev.jupyter_config(tmp_path) == tmp_path
+    assert json.loads(server.read_text()) == {"ServerApp": {"iopub_msg_rate_limit": 1},
+                                              "LanguageServerManager": {"extra": 1, "autodetect": False}}
+    assert (tmp_path / "custom" / "custom.css").is_file()
+    assert json.loads((tmp_path / "jupyter_lab_config.json").read_text()) == {"LabApp": {"custom_css": True}}
+    dev.jupyter_config(tmp_path)                              # again: the same files
+    assert json.loads((tmp_path / "labconfig" / "default_setting_overrides.json").read_text()) == dev.LAB_SETTINGS
+
+
+def test_jupyterlab_reads_the_settings_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """jupyterlab_server (the version pinned) serves LAB_SETTINGS as the schema defaults of the two plugins."""
+    from jupyterlab.commands import get_app_dir
+    from jupyterlab_server.settings_utils import get_settings
+
+    dev.jupyter_config(tmp_path)
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+    app = Path(get_app_dir())
+    user = tmp_path / "user-settings"   # no user settings: the defaults alone
+    for plugin, values in dev.LAB_SETTINGS.items():
+        settings, _ = get_settings(str(app / "settings"), str(app / "schemas"), str(user), schema_name=plugin)
+        defaults = {name: settings["schema"]["properties"][name]["default"] for name in values}
+        assert defaults == values, plugin
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # jupyter-lsp's traits, at import
+def test_the_server_config_turns_off_language_server_autodetection(tmp_path: Path):
+    from jupyter_lsp.manager import LanguageServerManager
+    from traitlets.config.loader import JSONFileConfigLoader
+
+    dev.jupyter_config(tmp_path)
+    config = JSONFileConfigLoader("jupyter_server_config.json", str(tmp_path)).load_config()
+    assert LanguageServerManager(config=config).autodetect is False
+    assert LanguageServerManager().autodetect is True     # jupyter-lsp's default, which logs the skipped servers
+
+
+def test_lab_command_prints_the_url_once():
+    """JupyterLab logs its URL at INFO ("is running at") and again in its banner (CRITICAL, when it generated the
+    token): WARN keeps the banner only. No browser is opened: the URL is printed, and the README says so."""
+    command = [str(c) for c in dev.lab_command("python", dev.ROOT / "my-notebooks" / "00_start_here.ipynb")]
+    assert "--ServerApp.log_level=WARN" in command and "--LabApp.log_level=WARN" in command
+    assert "--no-browser" in command and "--ServerApp.ip=127.0.0.1" in command
+    assert "--LabApp.default_url=/lab/tree/my-notebooks/00_start_here.ipynb" in command
+    assert not [c for c in command if "token" in c.lower()], "the token is JupyterLab's, generated, not on argv"
+
+
+def test_lab_sets_up_work_copies_and_config(repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture):
+    (repo / "notebooks" / "cheatsheet.md").write_text("# sheet")
+    calls = []
+    real = dev.jupyter_config
+    monkeypatch.setattr(dev, "jupyter_config", lambda config_dir, python=None: real(config_dir))  # in-process
+    monkeypatch.setattr(dev, "run", lambda *command, **kwargs: calls.append((command, kwargs)))
+    monkeypatch.delenv("JUPYTERLAB_SETTINGS_DIR", raising=False)
+    dev.lab(Path(sys.executable))
+    (command, kwargs), = calls
+    assert command[:3] == (Path(sys.executable), "-m", "jupyterlab")
+    config = Path(kwargs["env"]["JUPYTER_CONFIG_DIR"])
+    assert config == repo / "build" / "jupyter-config"
+    assert (config / "labconfig" / "default_setting_overrides.json").is_file()
+    assert {p.name for p in (repo / "my-notebooks").iterdir()} >= {"00_start_here.ipynb", "cheatsheet.md"}
+    assert "my-notebooks/" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["lab", "test", "unit"])
+def test_current_env_uses_this_python_and_installs_nothing(command: str, monkeypatch: pytest.MonkeyPatch):
+    """conda (or any environment one manages oneself): `python tools/dev.py lab --current-env`."""
+    used = []
+    monkeypatch.setattr(dev, "setup", lambda *args: pytest.fail("--current-env must not set up .venv"))
+    monkeypatch.setattr(dev, "lab", lambda python, edition: used.append(python))
+    monkeypatch.setattr(dev, "run", lambda *command, **kwargs: used.append(command[0]))
+    assert dev.main([command, "--current-env"]) == 0
+    assert used and set(used) == {Path(sys.executable)}
+
+
+def test_current_env_refuses_setup():
+    with pytest.raises(SystemExit):
+        dev.main(["setup", "--current-env"])
+
+
+def test_the_editable_install_prints_no_setuptools_warning(tmp_path: Path):
+    """`pip install -e .` shows the build backend's warnings, even with --quiet (pip's BuildBackendWarning). With
+    helpers/ at the top level and packages listed, setuptools picks its meta-path-finder strategy and warns
+    ("Editable installation. Please be careful with folders..."); `package-dir = {"" = "."}` makes it the plain
+    .pth strategy, which does not. Built here from a copy of pyproject.toml and helpers/: no venv, no install.
+    (With this environment's setuptools; pip builds with the newest, in isolation.)"""
+    pytest.importorskip("setuptools", reason="venvs of Python 3.12+ have no setuptools; pip fetches it to build")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    shutil.copytree(ROOT / "helpers", tmp_path / "helpers", ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "dist"
+    build = subprocess.run([sys.executable, "-W", "error", "-c",
+                            "import sys; from setuptools import build_meta as b; print(b.build_editable(sys.argv[1]))",
+                            str(out)], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-2000:]
+    assert "Warning" not in build.stderr, build.stderr[-2000:]
+    wheel, = out.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        pth = [name for name in archive.namelist() if name.endswith(".pth")]
+        assert len(pth) == 1 and archive.read(pth[0]).decode().strip() == str(tmp_path)

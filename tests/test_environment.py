@@ -103,6 +103,12 @@ def test_binder_follows_repo2dockers_rules():
     assert post_build.stat().st_mode & stat.S_IXUSR, "binder/postBuild must be executable"
     assert post_build.read_text().startswith("#!/usr/bin/env bash")
     assert "pip install --no-deps -e ." in post_build.read_text()
+    # the JupyterLab configuration of `make lab` (tools/dev.py's jupyter_config, tested in tests/test_dev.py), in
+    # the Jupyter config directory that Binder's JupyterLab reads, after helpers/ is installed (custom.css needs it)
+    steps = [line for line in post_build.read_text().splitlines() if line and not line.startswith("#")]
+    configure = ('python -c "import sys; from tools.dev import jupyter_config as c; print(c(sys.argv[1]))" '
+                 '"${HOME}/.jupyter"')
+    assert configure in steps and steps.index(configure) > steps.index("python -m pip install --no-deps -e .")
 
 
 def test_conda_names_are_conda_forge_names():

@@ -1,7 +1,8 @@
 """make's targets in plain Python, for Windows (no make) or anywhere: python tools/dev.py COMMAND
 
   setup    create .venv (with the Python running this script), install requirements.txt and helpers/ (editable)
-  lab      setup if needed, then JupyterLab on 127.0.0.1 at the repository root, opening your copy of chapter 0
+  lab      setup if needed, then your work copies and JupyterLab on 127.0.0.1 at the repository root; it
+           prints one URL (with its token) that opens your copy of chapter 0 in a browser
   lint     setup if needed, then ruff on the code (helpers, tests, notebooks, benchmarks, tools)
   test     setup if needed, then ruff and one pytest call over tests/ and every notebook through nbval, on
            --jobs workers (2 by default; see conftest.py)
@@ -14,6 +15,10 @@
 first (the default index gives Linux the CUDA build, several GB). The stored outputs were measured on Python 3.11.
 
 `lab --edition ja` opens the Japanese edition (notebooks/ja/, copied into my-notebooks/ja/) instead.
+
+`--current-env` uses the Python running this script and its packages (a conda environment, or a venv you
+activated) instead of .venv, and installs nothing: `python tools/dev.py lab --current-env` in an activated conda
+environment gives the same work copies and JupyterLab configuration as `make lab`; `test` and `unit` likewise.
 
 Learners' work copies: `lab` copies each notebooks/NN_*.ipynb into my-notebooks/ (git-ignored) the first time,
 and opens those, so runs and edits never touch the tracked chapters. A copy you have not changed is refreshed
@@ -119,22 +124,72 @@ def work_copies(edition: str = "en") -> Path:
     return work / "00_start_here.ipynb"
 
 
+# The series' JupyterLab, the same for `make lab`, Binder (binder/postBuild) and the browser tests (tests/browser):
+# defaults for JupyterLab's settings, from <config dir>/labconfig/default_setting_overrides.json (a learner's own
+# settings, Settings > Settings Editor, still win) ...
+LAB_SETTINGS = {
+    # no "Would you like to receive official Jupyter news?" toast on first open, and no update check (both fetch
+    # from jupyter.org)
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    # a double-clicked .md file (the cheat sheet, the glossary) opens rendered; right-click > Open With > Editor
+    # edits it
+    "@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Markdown Preview"}},
+}
+# ... and the server's options, from <config dir>/jupyter_server_config.json: jupyter-lsp comes with JupyterLab,
+# but the series uses no language server (JupyterLab's LSP features are off by default), and its autodetection
+# only logs the ~20 servers it did not find.
+SERVER_CONFIG = {"LanguageServerManager": {"autodetect": False}}
+
+
+def _merge_json(path: Path, values: dict) -> None:
+    """Write `values` into the JSON object in `path`, one level deep, keeping the file's other entries."""
+    current = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    for key, value in values.items():
+        current[key] = {**current.get(key, {}), **value} if isinstance(value, dict) else value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(current, indent=1) + "\n", encoding="utf-8")
+
+
+def jupyter_config(config_dir: str | Path, python: str | Path | None = None) -> Path:
+    """The series' Jupyter configuration in `config_dir` (a JUPYTER_CONFIG_DIR): LAB_SETTINGS, SERVER_CONFIG and
+    custom/custom.css with the Japanese web font (helpers/cjk_font.py, written by `python`, which must import
+    helpers; this process if None). Returns `config_dir`."""
+    config_dir = Path(config_dir)
+    _merge_json(config_dir / "labconfig" / "default_setting_overrides.json", LAB_SETTINGS)
+    _merge_json(config_dir / "jupyter_server_config.json", SERVER_CONFIG)
+    if python is None:
+        from helpers.cjk_font import install_jupyter_css
+
+        install_jupyter_css(config_dir)
+    else:  # the Python of the lab, which may not be this one (dev.py runs before .venv exists)
+        subprocess.run([str(python), "-c", "import sys; from helpers.cjk_font import install_jupyter_css as i; "
+                        "i(sys.argv[1])", str(config_dir)], check=True, cwd=ROOT)
+    return config_dir
+
+
+def lab_command(python: str | Path, start: Path) -> list[str | Path]:
+    """JupyterLab on 127.0.0.1 (a free port from 8888 on, a random token), rooted at the repository, opening
+    `start`. It logs warnings and errors only, so the URL shows once: in JupyterLab's own banner."""
+    command = [python, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={ROOT}",
+               f"--LabApp.default_url=/lab/tree/{start.relative_to(ROOT).as_posix()}",
+               "--ServerApp.log_level=WARN", "--LabApp.log_level=WARN"]  # no INFO lines: one of them repeats the URL
+    if hasattr(os, "getuid") and os.getuid() == 0:
+        command.append("--allow-root")
+    return command
+
+
 def lab(python: Path, edition: str = "en") -> None:
     start = work_copies(edition)
-    config = ROOT / "build" / "jupyter-config"
     env = dict(os.environ)
     ask = "from jupyter_core.paths import jupyter_config_dir as d; print(d())"
     from_user = subprocess.run([str(python), "-c", ask], check=True, capture_output=True, text=True).stdout.strip()
     env.setdefault("JUPYTERLAB_SETTINGS_DIR", str(Path(from_user) / "lab" / "user-settings"))  # keep the user's
     env.setdefault("JUPYTERLAB_WORKSPACES_DIR", str(Path(from_user) / "lab" / "workspaces"))
-    env["JUPYTER_CONFIG_DIR"] = str(config)  # only for its custom/custom.css: the Japanese web font
-    run(python, "-c", "import sys; from helpers.cjk_font import install_jupyter_css as i; print(i(sys.argv[1]))",
-        config)
-    command = [python, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={ROOT}",
-               f"--LabApp.default_url=/lab/tree/{start.relative_to(ROOT).as_posix()}"]
-    if hasattr(os, "getuid") and os.getuid() == 0:
-        command.append("--allow-root")
-    run(*command, env=env)
+    env["JUPYTER_CONFIG_DIR"] = str(jupyter_config(ROOT / "build" / "jupyter-config", python))  # see LAB_SETTINGS
+    print(f"Your copies of the chapters: {start.parent.relative_to(ROOT).as_posix()}/ (notebooks/ stays as it is).\n"
+          "JupyterLab starts; open the http://127.0.0.1:... URL it prints in your browser. Ctrl-C here stops it.",
+          flush=True)
+    run(*lab_command(python, start), env=env)
 
 
 NBVAL = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg"]
@@ -157,18 +212,24 @@ def unit_command(python: Path, jobs: int = 2) -> list[str | Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    summary, _, details = __doc__.partition("\n")  # the summary once, as the description; the rest after the options
+    parser = argparse.ArgumentParser(description=summary, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=details.strip("\n"))
     parser.add_argument("command", choices=["setup", "lab", "lint", "test", "unit", "portable", "execute", "slides"])
     parser.add_argument("notebooks", nargs="*", help="for execute: the chapters to re-run (default: all)")
     parser.add_argument("--torch-index", choices=["", "cpu"], default=os.environ.get("TORCH_INDEX", ""))
     parser.add_argument("--no-setup", action="store_true", help="use .venv as it is (make has set it up)")
+    parser.add_argument("--current-env", action="store_true",
+                        help="use the Python running this script (a conda env, an activated venv) instead of .venv; "
+                             "installs nothing")
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 2),
                         help="test, unit: how many pytest workers (default 2)")
     parser.add_argument("--edition", choices=["en", "ja"], default=os.environ.get("EDITION") or "en",
                         help="lab: the English chapters (default) or the Japanese edition, notebooks/ja/")
     args = parser.parse_args(argv)
-    python = venv_python() if args.no_setup else setup(args.torch_index)
+    if args.current_env and args.command == "setup":
+        parser.error("setup builds .venv; with --current-env, install into your environment yourself (README)")
+    python = Path(sys.executable) if args.current_env else venv_python() if args.no_setup else setup(args.torch_index)
     try:
         if args.command == "lab":
             lab(python, args.edition)

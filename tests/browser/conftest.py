@@ -1,7 +1,8 @@
 """Real-browser fixtures: one JupyterLab server and one Chromium for the whole browser suite.
 
 The server runs on 127.0.0.1 with a random token and a free port, with every JUPYTER_* and settings
-directory under a temp dir, serving a COPY of notebooks/ (Run All must not touch the repo's files).
+directory under a temp dir (its config directory holds what `make lab` and Binder configure: tools/dev.py's
+jupyter_config), serving a COPY of notebooks/ (Run All must not touch the repo's files).
 Chromium is Debian's /usr/bin/chromium driven by Playwright (never `playwright install`).
 Outside CI a missing Chromium skips these tests; with CI=true it fails them.
 Screenshots go to test-artifacts/browser/ (git-ignored).
@@ -26,6 +27,8 @@ from pathlib import Path
 
 import pytest
 from browserlib import NOTEBOOKS, ROOT, chromium_with_fonts, new_page, require_chromium
+
+from tools import dev
 
 
 def free_port() -> int:
@@ -81,9 +84,9 @@ class Lab:
 
 
 def write_settings(settings: Path) -> None:
-    """Answer the news question in advance (no toast over the page); keep every cell in the DOM."""
+    """Keep every cell in the DOM (a user setting of the tests' own; the news question is answered by the
+    series' configuration, tools/dev.py's LAB_SETTINGS, as in `make lab` and on Binder)."""
     presets = {
-        "apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
         "notebook-extension/tracker": {"windowingMode": "none"},
     }
     for name, values in presets.items():
@@ -127,6 +130,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         (tmp / sub).mkdir()
         env[var] = str(tmp / sub)
     write_settings(tmp / "settings")
+    dev.jupyter_config(tmp / "config", sys.executable)  # the configuration of `make lab` and Binder
     token, port = secrets.token_hex(24), free_port()
     command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
                f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
