@@ -6,8 +6,8 @@ stay together, so that each of these units goes to one worker whole:
 - every test under tests/browser/: they share one JupyterLab server, one Chromium and one warm kernel;
 - any other test module: its module-scoped fixtures (a trained model, a built venv) are made once.
 Units start in the order below (`--no-loadscope-reorder` keeps it), longest first, so that the short ones fill
-the end evenly: the browser tests, then the chapters from the last (the longest) to the first, then the test
-modules in their usual order.
+the end evenly: the browser tests, then the chapters from the last (the longest) to the first, both editions of
+each, then the test modules in their usual order.
 (xdist's own `--dist loadgroup` would read `xdist_group` marks, but it renames node ids in a way pytest 9.2
 ignores, so the marks have no effect there.) Without `-n`, none of this is used.
 """
@@ -38,8 +38,8 @@ def _rank(nodeid: str) -> tuple[int, str]:
     unit = unit_of(nodeid)
     if unit == "browser":
         return (0, "")
-    if unit.endswith(".ipynb"):
-        return (1, "".join(chr(0x10FFFF - ord(c)) for c in unit))   # the chapters in reverse order
+    if unit.endswith(".ipynb"):  # the chapters in reverse order, each chapter's two editions together
+        return (1, "".join(chr(0x10FFFF - ord(c)) for c in unit.rsplit("/", 1)[-1] + unit))
     return (2, "")
 
 
