@@ -96,7 +96,7 @@ def call(answer: Callable[..., Any], *args: Any, when: str = "") -> Any:
         first_line = (str(error).splitlines() or [""])[0][:120]
         where = say(f"{when} ", when) if when else ""  # Japanese puts no space after 、
         raise Mistake(f"{where}your function raised {type(error).__name__}: {first_line}",
-                      f"{where}あなたの関数が {type(error).__name__} を送出した：{first_line}") from None
+                      f"{where}書いた関数で {type(error).__name__} が発生した：{first_line}") from None
 
 
 def exercise(check: Callable[..., None]) -> Check:

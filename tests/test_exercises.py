@@ -77,7 +77,7 @@ def test_the_japanese_edition_hears_japanese(capsys):
             "\x1b[31m✗ まだ正解ではない：数え直すこと\x1b[0m"]
         from helpers.exercises import call
 
-        with pytest.raises(Mistake, match="^左パディングのとき、あなたの関数が ZeroDivisionError を送出した："):
+        with pytest.raises(Mistake, match="^左パディングのとき、書いた関数で ZeroDivisionError が発生した："):
             call(lambda x: x / 0, 1, when="左パディングのとき、")
         with pytest.raises(Mistake, match="関数"):
             call(3, 1)
