@@ -606,7 +606,7 @@ def check_2(answer: object) -> None:
         if torch.equal(got, h[torch.arange(3), mask.flip(-1).argmax(-1)]) and not torch.equal(got, expected):
             raise Mistake(f"with {side} padding some item got another vector: a position found on the flipped "
                           "mask counts from the end; turn it back into a position from the start",
-                          f"{side_ja}パディングで、別のベクトルを受け取ったサンプルがある。反転したマスクで見つけた"
+                          f"{side_ja}パディングのとき、一部のサンプルで返ったベクトルが違う。反転したマスクで見つけた"
                           "位置は末尾から数えたものなので、先頭から数えた位置に直すこと")
         if not torch.equal(got, expected):
             hint = " (the number of real tokens - 1 is that position only under right padding)" \
@@ -615,7 +615,7 @@ def check_2(answer: object) -> None:
                 if side == "left" else ""
             raise Mistake(f"with {side} padding some item got another vector: return each item's output at "
                           f"the last position whose mask is 1{hint}",
-                          f"{side_ja}パディングで、別のベクトルを受け取ったサンプルがある。各サンプルの、マスクが 1 "
+                          f"{side_ja}パディングのとき、一部のサンプルで返ったベクトルが違う。各サンプルの、マスクが 1 "
                           f"である最後の位置の出力を返すこと{hint_ja}")
 
 

@@ -560,12 +560,13 @@ def check_3(answer: object) -> None:
             if (~got & future)[:, sinks:].any():
                 raise Mistake(f"with sinks={sinks}, width={width}: a query sees a later token through the window; "
                               "the window stays causal (and & binds tighter than |: use parentheses)",
-                              f"sinks={sinks}、width={width} のとき、ウィンドウを通して後のトークンを見るクエリがある。"
-                              "ウィンドウも因果的なままである（& は | より強く結び付くので、括弧を使うこと）")
+                              f"sinks={sinks}、width={width} のとき、ウィンドウを通して後のトークンを見るクエリが"
+                              "ある。ウィンドウの部分も因果的でなければならない（& は | より強く結び付くので、"
+                              "括弧を使うこと）")
             raise Mistake(f"with sinks={sinks}, width={width}: a query sees a later sink; the sinks stay causal "
                           "too",
-                          f"sinks={sinks}、width={width} のとき、自分より後のシンクを見るクエリがある。シンクも"
-                          "因果的なままである")
+                          f"sinks={sinks}、width={width} のとき、自分より後のシンクを見るクエリがある。シンクの"
+                          "部分も因果的でなければならない")
         both = ~((behind >= 0) & (behind < width) & (torch.arange(length) < sinks)[None, :])
         if torch.equal(got, both):
             raise Mistake(f"with sinks={sinks}, width={width}: a key is seen only if it is a sink AND in the "
