@@ -27,6 +27,7 @@ from helpers import arguments
 from helpers.chapters.ch09_batched_generation import TinyLM
 from helpers.exercises import Mistake, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
+from helpers.language import say
 from helpers.masks import causal_mask
 from helpers.training import Adam, deterministic
 
@@ -340,6 +341,14 @@ SIDES = ("right", "left")
 FILLS = {"-inf": "-inf", "-1e9": "-1e9", "finfo.min": "finfo.min", "safe softmax": "safe softmax"}
 LOSSES = ("token mean", "sequence mean", "pads in the loss")
 VIEW_POOLINGS = ("none: a loss per token",) + POOLINGS
+# the options' names in the Japanese summary line (the words chapter 12's Japanese text uses for them)
+SIDES_JA = {"right": "右", "left": "左"}
+FILLS_JA = {"-inf": "埋め値 -inf", "-1e9": "埋め値 -1e9", "finfo.min": "埋め値 finfo.min",
+            "safe softmax": "安全なソフトマックス"}
+LOSSES_JA = {"token mean": "トークン平均", "sequence mean": "系列平均", "pads in the loss": "損失にパッドを含める"}
+POOLINGS_JA = {"mean with pads": "パッドを含む平均", "mean of real tokens": "実トークンの平均",
+               "last slot": "最後のスロット", "last real token": "最後の実トークン",
+               "first slot": "最初のスロット", "first real token": "最初の実トークン"}
 
 
 @functools.cache
@@ -467,21 +476,28 @@ def training_view(length_0: int = 3, length_1: int = 5, padding: str = "left", f
                    title="real tokens: |gradient change| vs unpadded", masked=pads, framed=moved, frame_color=RED,
                    mark="×", alert=bool(moved.any()), fmt=".2g", xlabel="slot", ylabel="")
     if not got.loss_finite:
-        verdict = "the loss itself is NaN"
+        verdict = say("the loss itself is NaN", "損失そのものが NaN")
     elif got.nonfinite:
-        verdict = f"NaN gradients in {', '.join(got.nonfinite)}"
+        verdict = say(f"NaN gradients in {', '.join(got.nonfinite)}", f"{'、'.join(got.nonfinite)} の勾配が NaN")
     else:
-        verdict = "every gradient finite"
+        verdict = say("every gradient finite", "勾配はすべて有限")
     worst = got.change[got.real]
     if worst.isnan().any():
-        same = "real-token gradients NaN"
+        same = say("real-token gradients NaN", "実トークンの勾配は NaN")
     elif float(worst.max()) <= 1e-5:
-        same = "real-token gradients unchanged vs unpadded (within 1e-5)"
+        same = say("real-token gradients unchanged vs unpadded (within 1e-5)",
+                   "実トークンの勾配はパディングなしと同じ（1e-5 以内）")
     else:
-        same = f"real-token gradients moved by up to {float(worst.max()):.2g}"
-    head = "per-token loss, " + loss if pooling == VIEW_POOLINGS[0] else f"pooled: {pooling}"
-    summary = (f"lengths {list(lengths)}, {padding} padding + causal, fill {fill}, {head}: {got.dead} dead "
-               f"row(s); {verdict}; {same}")
+        same = say(f"real-token gradients moved by up to {float(worst.max()):.2g}",
+                   f"実トークンの勾配がパディングなしから最大 {float(worst.max()):.2g} ずれた")
+    if pooling == VIEW_POOLINGS[0]:
+        head = say("per-token loss, " + loss, f"トークンごとの損失（{LOSSES_JA[loss]}）")
+    else:
+        head = say(f"pooled: {pooling}", f"プーリングは「{POOLINGS_JA[pooling]}」")
+    summary = say(f"lengths {list(lengths)}, {padding} padding + causal, fill {fill}, {head}: {got.dead} dead "
+                  f"row(s); {verdict}; {same}",
+                  f"長さ {list(lengths)}、{SIDES_JA[padding]}パディング、因果マスク、{FILLS_JA[fill]}、{head}。"
+                  f"死んだ行は {got.dead} 個。{verdict}。{same}")
     caption = ("hatched: a pad (left: weight 0; right: no unpadded run to compare, shown as 0); ! a pad that the "
                "loss reads; × a real token whose gradient moved")
     return View((weights, change), summary, caption)
@@ -505,81 +521,110 @@ EXPLORERS = (training_explorer,)
 
 # --- the exercise checks ---
 
-def _tensor_answer(answer: object, name: str) -> torch.Tensor:
+def _tensor_answer(answer: object, name: str, name_ja: str) -> torch.Tensor:
     if not isinstance(answer, torch.Tensor):
-        raise Mistake(f"{name} should be a torch.Tensor")
+        raise Mistake(f"{name} should be a torch.Tensor", f"{name_ja}は torch.Tensor にすること")
     return answer
 
 
 @exercise
 def check_1(answer: object, ids: torch.Tensor, attention_mask: torch.Tensor) -> None:
     """Exercise 1: labels for a batch padded with the <eos> id, -100 wherever attention_mask is 0."""
-    answer = _tensor_answer(answer, "the labels")
+    answer = _tensor_answer(answer, "the labels", "ラベル")
     expected = labels_by_position(ids, attention_mask)
     if answer.shape != expected.shape:
-        raise Mistake(f"the labels should have the shape of ids, {tuple(ids.shape)}")
+        raise Mistake(f"the labels should have the shape of ids, {tuple(ids.shape)}",
+                      f"ラベルの形状は ids と同じ {tuple(ids.shape)} にすること")
     if answer.dtype != torch.int64:
-        raise Mistake(f"labels are token ids: cross_entropy wants an int64 tensor, got {answer.dtype}")
+        raise Mistake(f"labels are token ids: cross_entropy wants an int64 tensor, got {answer.dtype}",
+                      f"ラベルはトークン ID なので、cross_entropy には int64 のテンソルを渡す。渡されたのは "
+                      f"{answer.dtype} である")
     pads = attention_mask == 0
     at_pads = answer[pads].unique()
     if len(at_pads) == 1 and int(at_pads) != IGNORE and not torch.equal(answer[pads], ids[pads]):
-        raise Mistake(f"the ignored positions must hold -100 (cross_entropy's ignore_index), not {int(at_pads)}")
+        raise Mistake(f"the ignored positions must hold -100 (cross_entropy's ignore_index), not {int(at_pads)}",
+                      f"無視する位置に入れるのは {int(at_pads)} ではなく、-100（cross_entropy の ignore_index）"
+                      "である")
     if (answer[~pads] == IGNORE).all():
-        raise Mistake("the -100s sit on the real tokens: attention_mask 1 marks a real token, 0 a pad")
+        raise Mistake("the -100s sit on the real tokens: attention_mask 1 marks a real token, 0 a pad",
+                      "-100 が実トークンの位置に入っている。attention_mask の 1 は実トークン、0 はパッドを表す")
     words = ~pads & (ids != EOS_ID)                    # the real tokens other than <eos>
     if (answer[words] != ids[words]).any():
         shifted = ~pads[:, 1:] & ~pads[:, :-1]
         if shifted.any() and torch.equal(answer[:, :-1][shifted], ids[:, 1:][shifted]):
             raise Mistake("do not shift the labels: a causal LM (and train_stopper) shifts them itself; "
-                          "label t is the token at t")
-        raise Mistake("every real token (attention_mask 1) must keep its own id as its label")
+                          "label t is the token at t",
+                          "ラベルをずらさないこと。因果 LM（と train_stopper）は自分でずらす。位置 t のラベルは"
+                          "位置 t のトークンである")
+        raise Mistake("every real token (attention_mask 1) must keep its own id as its label",
+                      "実トークン（attention_mask が 1）はどれも、自分自身の ID をラベルとして持つこと")
     if (answer[~pads] != ids[~pads]).any():
         raise Mistake("a real <eos> lost its label: it has the pad's id, but the attention mask says it is real. "
-                      "Build the labels from the mask, not from the token id")
+                      "Build the labels from the mask, not from the token id",
+                      "実トークンの <eos> がラベルを失っている。ID はパッドと同じだが、アテンションマスクは"
+                      "実トークンだと示している。ラベルはトークン ID からではなく、マスクから作ること")
     if (answer[pads] != IGNORE).any():
-        raise Mistake("the pads (attention_mask 0) still have labels: the loss would learn from them")
+        raise Mistake("the pads (attention_mask 0) still have labels: the loss would learn from them",
+                      "パッド（attention_mask が 0）にまだラベルが残っている。これでは損失がパッドから学んでしまう")
 
 
 @exercise
 def check_2(answer: object) -> None:
     """Exercise 2: a function last_token(h, attention_mask) -> (N, E), the last real token, either padding side."""
     if not callable(answer):
-        raise Mistake("answer_2 should be a function last_token(h, attention_mask)")
+        raise Mistake("answer_2 should be a function last_token(h, attention_mask)",
+                      "answer_2 は関数 last_token(h, attention_mask) にすること")
     g = torch.Generator().manual_seed(2)
     h = torch.randn(3, 5, 4, generator=g)
     lengths = torch.tensor([2, 5, 3])
     right = (torch.arange(5)[None, :] < lengths[:, None]).long()
     for side, mask in (("right", right), ("left", right.flip(-1))):
+        side_ja = SIDES_JA[side]
         expected = pool(h, mask == 0, "last real token")
         try:
             got = answer(h.clone(), mask.clone())
         except IndexError as error:
             raise Mistake(f"with {side} padding your function raised IndexError: {error}. Positions run from 0 "
-                          "to L - 1: is an index one too far?") from None
+                          "to L - 1: is an index one too far?",
+                          f"{side_ja}パディングのとき、あなたの関数が IndexError を送出した：{error}。位置は 0 から "
+                          "L - 1 までである。インデックスが 1 つ先へ行きすぎていないか？") from None
         except Exception as error:   # the learner's code: any error is a hint, not a crash
-            raise Mistake(f"with {side} padding your function raised {type(error).__name__}: {error}") from None
+            raise Mistake(f"with {side} padding your function raised {type(error).__name__}: {error}",
+                          f"{side_ja}パディングのとき、あなたの関数が {type(error).__name__} を送出した："
+                          f"{error}") from None
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != (3, 4):
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-            raise Mistake(f"return one vector per item, shape (N, E) = (3, 4); got {shape}")
+            raise Mistake(f"return one vector per item, shape (N, E) = (3, 4); got {shape}",
+                          f"サンプルごとにベクトルを 1 つ、形状 (N, E) = (3, 4) で返すこと。返ってきたのは {shape} "
+                          "である")
         if torch.equal(got, h[:, -1]) and not torch.equal(got, expected):
-            raise Mistake(f"with {side} padding the last slot is a pad for the shorter items")
+            raise Mistake(f"with {side} padding the last slot is a pad for the shorter items",
+                          f"{side_ja}パディングでは、短いサンプルの最後のスロットはパッドである")
         if torch.equal(got, h[:, 0]) and not torch.equal(got, expected):
-            raise Mistake(f"that is the first slot; with {side} padding it is not the last real token")
+            raise Mistake(f"that is the first slot; with {side} padding it is not the last real token",
+                          f"それは最初のスロットである。{side_ja}パディングでは、それは最後の実トークンではない")
         if torch.equal(got, h[torch.arange(3), mask.flip(-1).argmax(-1)]) and not torch.equal(got, expected):
             raise Mistake(f"with {side} padding some item got another vector: a position found on the flipped "
-                          "mask counts from the end; turn it back into a position from the start")
+                          "mask counts from the end; turn it back into a position from the start",
+                          f"{side_ja}パディングのとき、一部のサンプルで返ったベクトルが違う。反転したマスクで見つけた"
+                          "位置は末尾から数えたものなので、先頭から数えた位置に直すこと")
         if not torch.equal(got, expected):
             hint = " (the number of real tokens - 1 is that position only under right padding)" \
                 if side == "left" else ""
+            hint_ja = "（実トークンの数 - 1 がその位置になるのは、右パディングのときだけである）" \
+                if side == "left" else ""
             raise Mistake(f"with {side} padding some item got another vector: return each item's output at "
-                          f"the last position whose mask is 1{hint}")
+                          f"the last position whose mask is 1{hint}",
+                          f"{side_ja}パディングのとき、一部のサンプルで返ったベクトルが違う。各サンプルの、マスクが 1 "
+                          f"である最後の位置の出力を返すこと{hint_ja}")
 
 
 @exercise
 def check_3(answer: object) -> None:
     """Exercise 3: safe_softmax(scores, blocked): softmax over visible keys, 0 in a dead row, finite gradients."""
     if not callable(answer):
-        raise Mistake("answer_3 should be a function safe_softmax(scores, blocked)")
+        raise Mistake("answer_3 should be a function safe_softmax(scores, blocked)",
+                      "answer_3 は関数 safe_softmax(scores, blocked) にすること")
     g = torch.Generator().manual_seed(3)
     scores = torch.randn(2, 4, 4, generator=g)
     blocked = (torch.tensor([[True, True, False, False], [False] * 4])[:, None, :] | causal_mask(4))  # 2 dead rows
@@ -587,30 +632,43 @@ def check_3(answer: object) -> None:
     s = scores.clone().requires_grad_(True)
     weights = call(answer, s, blocked.clone())
     if not isinstance(weights, torch.Tensor) or weights.shape != scores.shape:
-        raise Mistake("return the weights, a tensor of the shape of scores")
+        raise Mistake("return the weights, a tensor of the shape of scores",
+                      "重みを、scores と同じ形状のテンソルとして返すこと")
     if weights.dtype != scores.dtype:
         raise Mistake(f"return the weights in the dtype of scores ({scores.dtype}), as softmax does; "
-                      f"got {weights.dtype}")
+                      f"got {weights.dtype}",
+                      f"softmax と同じく、重みは scores の dtype（{scores.dtype}）で返すこと。返ってきたのは "
+                      f"{weights.dtype} である")
     if weights[dead].isnan().any():
         raise Mistake("a row with no visible key gave NaN: softmax of a row of -inf is 0/0, any 0/0 is NaN, "
-                      "and multiplying NaN by 0 leaves NaN")
+                      "and multiplying NaN by 0 leaves NaN",
+                      "見えるキーのない行が NaN になった。-inf だけの行のソフトマックスは 0/0 であり、0/0 は"
+                      "必ず NaN になり、NaN に 0 を掛けても NaN のままである")
     w = weights.detach()
     if (w[dead] != 0).any():
         uniform = torch.allclose(w[dead], torch.full_like(w[dead], 1 / w.shape[-1]))
         raise Mistake("a row with no visible key must be all zeros" +
-                      (" (a finite fill spreads it evenly over the blocked keys)" if uniform else ""))
+                      (" (a finite fill spreads it evenly over the blocked keys)" if uniform else ""),
+                      "見えるキーのない行はすべて 0 にすること" +
+                      ("（有限の埋め値では、重みが隠したキーに均等に広がる）" if uniform else ""))
     live = ~dead
     if not torch.allclose(w[live].sum(-1), torch.ones(int(live.sum()))):
-        raise Mistake("each row with a visible key must sum to 1 over the keys: softmax over the last dimension")
+        raise Mistake("each row with a visible key must sum to 1 over the keys: softmax over the last dimension",
+                      "見えるキーのある行は、キーについての和が 1 になること。ソフトマックスは最後の次元でとる")
     if (w[live[..., None] & blocked] > 1e-6).any():
-        raise Mistake("a hidden key got weight in a row that has visible keys: blocked True means hidden")
+        raise Mistake("a hidden key got weight in a row that has visible keys: blocked True means hidden",
+                      "見えるキーのある行で、隠したキーに重みが付いている。blocked の True は「隠す」を意味する")
     expected = scores.masked_fill(blocked, float("-inf")).softmax(-1)
     if not torch.allclose(w[live], expected[live], atol=1e-6):
-        raise Mistake("rows with a visible key must be the ordinary softmax over their visible keys, 0 elsewhere")
+        raise Mistake("rows with a visible key must be the ordinary softmax over their visible keys, 0 elsewhere",
+                      "見えるキーのある行は、その見えるキーについての普通のソフトマックスにし、それ以外は 0 にすること")
     if not weights.requires_grad:
-        raise Mistake("the weights lost their gradient (detach or no_grad?): training needs it")
+        raise Mistake("the weights lost their gradient (detach or no_grad?): training needs it",
+                      "重みが勾配を失っている（detach か no_grad を使っていないか？）。学習には勾配が必要である")
     d = torch.randn(scores.shape, generator=g)
     (weights * d).sum().backward()
     if s.grad is None or not s.grad.isfinite().all():
         raise Mistake("the forward is right, but the gradient is NaN: a NaN hidden in the dead rows still meets "
-                      "0 in backward. Keep -inf from ever reaching exp or a division in those rows")
+                      "0 in backward. Keep -inf from ever reaching exp or a division in those rows",
+                      "順伝播は正しいが、勾配が NaN になる。死んだ行に隠れた NaN は、逆伝播で 0 と掛け合わされても "
+                      "NaN のままである。それらの行では、-inf が exp にも割り算にも届かないようにすること")

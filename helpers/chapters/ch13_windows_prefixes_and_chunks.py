@@ -34,6 +34,7 @@ from helpers.chapters.ch10_packing_and_the_cost_of_padding import sliding_window
 from helpers.checks import receptive_field
 from helpers.exercises import Mistake, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
+from helpers.language import say
 
 MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 CONVENTIONS = ("keys", "left")
@@ -351,12 +352,20 @@ def mask_view(width: int = 3, prefix: int = 0, sinks: int = 0, chunk: int = 4, l
               f"({last} cached)", masked=rows, fmt=".0f", framed=wrong, frame_color=RED, mark="×"),
     )
     reach = int(many[-1])
-    note = f" = {layers}·({width}−1)+1" if prefix == 0 and sinks == 0 and reach == layers * (width - 1) + 1 else ""
-    summary = (f"window {width} (keys, itself included), prefix {prefix}, sinks {sinks}: query {L - 1} sees "
-               f"{int(one[-1])} key(s) in 1 layer and reaches {reach} position(s) in {layers} layer(s){note}; "
-               f"window spellings agree ({', '.join(agree)}): {all(agree.values())}; "
-               f"whole mask as one mask_mod: {mod_agrees}; last chunk: {L - last} x {L}, "
-               f"{int(wrong.sum())} cell(s) a top-left alignment would get wrong")
+    formula = prefix == 0 and sinks == 0 and reach == layers * (width - 1) + 1
+    note = f" = {layers}·({width}−1)+1" if formula else ""
+    note_ja = f"（= {layers}·({width}−1)+1）" if formula else ""
+    summary = say(f"window {width} (keys, itself included), prefix {prefix}, sinks {sinks}: query {L - 1} sees "
+                  f"{int(one[-1])} key(s) in 1 layer and reaches {reach} position(s) in {layers} layer(s){note}; "
+                  f"window spellings agree ({', '.join(agree)}): {all(agree.values())}; "
+                  f"whole mask as one mask_mod: {mod_agrees}; last chunk: {L - last} x {L}, "
+                  f"{int(wrong.sum())} cell(s) a top-left alignment would get wrong",
+                  f"ウィンドウ {width}（キーの数、自分自身を含む）、プレフィックス {prefix}、シンク {sinks}："
+                  f"クエリ {L - 1} は 1 層で {int(one[-1])} 個のキーを見て、{layers} 層で {reach} 個の位置に届く"
+                  f"{note_ja}。ウィンドウの書き方（{'、'.join(agree)}）は"
+                  f"{'一致する' if all(agree.values()) else '一致しない'}。マスク全体を 1 つの mask_mod で"
+                  f"書くと{'同じマスクになる' if mod_agrees else '違うマスクになる'}。最後のチャンクは "
+                  f"{L - last} × {L} で、左上揃えにすると {int(wrong.sum())} 個のセルを誤る")
     caption = "1: may attend    hatched: blocked    ×: a top-left-aligned chunk mask gets this cell wrong"
     return View(panels, summary, caption)
 
@@ -405,29 +414,40 @@ def check_1(answer: object, left: int, queries: tuple[int, ...]) -> None:
     """Exercise 1: keys seen by each query under flash-attn's window_size=(left, 0), causal=True."""
     counts = _counts(answer)
     if counts is None:
-        raise Mistake("give a tuple of ints, one per query")
+        raise Mistake("give a tuple of ints, one per query",
+                      "クエリ 1 つにつき 1 つ、int のタプルで答えること")
     if len(counts) != len(queries):
-        raise Mistake(f"give one count per query: {len(queries)} of them")
+        raise Mistake(f"give one count per query: {len(queries)} of them",
+                      f"クエリ 1 つにつき個数を 1 つ、全部で {len(queries)} 個答えること")
     expected = tuple(keys_seen(q, left, "left") for q in queries)
     if counts == expected:
         return
     if counts == tuple(keys_seen(q, left, "keys") for q in queries):
         raise Mistake("that reads window_size[0] as the number of keys with the query itself; flash-attn counts "
-                      "the keys before the query")
+                      "the keys before the query",
+                      "window_size[0] を、クエリ自身を含めたキーの数として読んでいる。flash-attn が数えるのは、"
+                      "クエリより前にあるキーである")
     if counts == tuple(e - 1 for e in expected):
-        raise Mistake("the query itself is missing: a query always sees its own key, besides the ones before it")
+        raise Mistake("the query itself is missing: a query always sees its own key, besides the ones before it",
+                      "クエリ自身が抜けている。クエリは、前にあるキーに加えて、自分自身のキーを必ず見る")
     if counts == tuple(min(q + 1, 2 * left + 1) for q in queries) or 2 * left + 1 in counts:
-        raise Mistake("causal=True: nothing to the right of the query is seen, whatever window_size[1] says")
+        raise Mistake("causal=True: nothing to the right of the query is seen, whatever window_size[1] says",
+                      "causal=True では、window_size[1] が何であれ、クエリより右にあるものは何も見えない")
     if counts == tuple(q + 1 for q in queries):
-        raise Mistake("that is the whole past of each query: window_size[0] limits how far back a query reaches")
+        raise Mistake("that is the whole past of each query: window_size[0] limits how far back a query reaches",
+                      "それは各クエリの過去全体である。window_size[0] は、クエリがどこまで前に届くかを制限する")
     if counts == tuple(keys_seen(q - 1, left, "left") if q else 0 for q in queries):
-        raise Mistake("positions count from 0: query 0 is the first token of the sequence")
+        raise Mistake("positions count from 0: query 0 is the first token of the sequence",
+                      "位置は 0 から数える。クエリ 0 が系列の最初のトークンである")
     if sorted(counts) == sorted(expected):
-        raise Mistake("the counts are in the wrong order: one per query, in the order the queries are given")
+        raise Mistake("the counts are in the wrong order: one per query, in the order the queries are given",
+                      "個数の順序が違う。クエリが与えられた順に、1 つずつ並べること")
     if all(a == left + 1 for a in counts):
-        raise Mistake("near the start of the sequence a query has fewer keys behind it than the window allows")
+        raise Mistake("near the start of the sequence a query has fewer keys behind it than the window allows",
+                      "系列の先頭近くでは、クエリより前にあるキーが、ウィンドウの許す数より少ない")
     raise Mistake("count again: list the key positions each query may see under this window, and keep only "
-                  "those that exist")
+                  "those that exist",
+                  "数え直すこと。このウィンドウで各クエリが見てよいキーの位置を書き出し、実在する位置だけを残す")
 
 
 @exercise
@@ -435,56 +455,78 @@ def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
     """Exercise 2: the (chunk, cached + chunk) mask of a chunk against a cache, with a window; True = blocked."""
     expected = chunk_mask(chunk, cached, window)
     if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("give a bool tensor, True = blocked (the helpers' convention)")
+        raise Mistake("give a bool tensor, True = blocked (the helpers' convention)",
+                      "bool テンソルで答えること。True = ブロック（helpers の規約）")
     if tuple(answer.shape) != tuple(expected.shape):
         raise Mistake(f"the mask has one row per query of the chunk and one column per key it can be compared with "
-                      f"(the cached keys and the chunk's own), got shape {tuple(answer.shape)}")
+                      f"(the cached keys and the chunk's own), got shape {tuple(answer.shape)}",
+                      "マスクの行はチャンクのクエリ 1 つに 1 行、列は照らし合わせるキー（キャッシュ済みのキーと"
+                      f"チャンク自身のキー）1 つに 1 列である。渡された形状は {tuple(answer.shape)} である")
     if torch.equal(answer, expected):
         return
     if torch.equal(answer, ~expected):
-        raise Mistake("the polarity is flipped: True must mean blocked")
+        raise Mistake("the polarity is flipped: True must mean blocked",
+                      "極性が逆である。True はブロックを意味しなければならない")
     if torch.equal(answer, _prefill_mask("top-left", chunk, cached, window)) or \
             torch.equal(answer, ~torch.ones(chunk, cached + chunk, dtype=torch.bool).tril()):
-        raise Mistake("aligned top-left: the chunk's first query is not position 0 of the sequence")
+        raise Mistake("aligned top-left: the chunk's first query is not position 0 of the sequence",
+                      "左上に揃えている。チャンクの最初のクエリは、系列の位置 0 ではない")
     if answer[:, :cached].all() and cached:
-        raise Mistake("the cached columns are blocked: the cache holds keys the chunk's queries must see")
+        raise Mistake("the cached columns are blocked: the cache holds keys the chunk's queries must see",
+                      "キャッシュ済みの列がブロックされている。キャッシュには、チャンクのクエリが見なければならないキーが"
+                      "入っている")
     if torch.equal(answer, chunk_mask(chunk, cached)):
-        raise Mistake("the window is missing: keys too far behind a query must be blocked too")
+        raise Mistake("the window is missing: keys too far behind a query must be blocked too",
+                      "ウィンドウが抜けている。クエリから遠すぎる過去のキーもブロックすること")
     for off in (window - 1, window + 1):
         if off >= 1 and torch.equal(answer, chunk_mask(chunk, cached, off)):
-            raise Mistake("the window is off by one: it counts the keys a query sees, the query itself included")
+            raise Mistake("the window is off by one: it counts the keys a query sees, the query itself included",
+                          "ウィンドウが 1 つずれている。ウィンドウは、クエリ自身を含めて、クエリが見るキーを数える")
     behind = _behind(chunk, cached + chunk, cached)
     if (~answer & (behind < 0)).any():
-        raise Mistake("a query sees a key after its own position")
+        raise Mistake("a query sees a key after its own position",
+                      "自分の位置より後のキーを見ているクエリがある")
     if answer[behind == 0].any():
         raise Mistake("a query cannot see its own key: find the column of each query's own position "
-                      "(the chunk's queries come after the cached keys)")
-    raise Mistake("not quite: write out the position of each query of the chunk, then which keys it may see")
+                      "(the chunk's queries come after the cached keys)",
+                      "自分自身のキーを見られないクエリがある。各クエリ自身の位置に当たる列を探すこと"
+                      "（チャンクのクエリは、キャッシュ済みのキーの後に来る）")
+    raise Mistake("not quite: write out the position of each query of the chunk, then which keys it may see",
+                  "まだ違う。チャンクの各クエリの位置を書き出し、次にそれぞれが見てよいキーを書き出すこと")
 
 
 def _check_mod(make: Callable[[int, int], MaskMod], sinks: int, width: int, length: int) -> torch.Tensor:
     """The learner's mask_mod, drawn with create_mask: bool (length, length), True = blocked; Mistake on misuse."""
-    mod = call(make, sinks, width, when=f"called with (sinks={sinks}, width={width}),")
+    mod = call(make, sinks, width, when=say(f"called with (sinks={sinks}, width={width}),",
+                                            f"(sinks={sinks}, width={width}) で呼んだとき、"))
     if not callable(mod):
-        raise Mistake("your function must return a mask_mod: a function (b, h, q_idx, kv_idx) -> bool tensor")
+        raise Mistake("your function must return a mask_mod: a function (b, h, q_idx, kv_idx) -> bool tensor",
+                      "あなたの関数は mask_mod、つまり (b, h, q_idx, kv_idx) から bool テンソルを返す関数を返すこと")
     q, kv = torch.arange(length)[:, None], torch.arange(length)[None, :]
     try:
         allowed = mod(torch.tensor(0), torch.tensor(0), q, kv)
     except TypeError as error:
         if "positional argument" not in str(error):
-            raise Mistake(f"your mask_mod raised TypeError: {str(error).splitlines()[0][:80]}") from None
+            raise Mistake(f"your mask_mod raised TypeError: {str(error).splitlines()[0][:80]}",
+                          f"あなたの mask_mod が TypeError を送出した：{str(error).splitlines()[0][:80]}") from None
         raise Mistake("a mask_mod takes four arguments (b, h, q_idx, kv_idx), even if it uses only the last "
-                      "two") from None
+                      "two",
+                      "mask_mod は、最後の 2 つしか使わなくても、4 つの引数 (b, h, q_idx, kv_idx) をとる") from None
     except RuntimeError:
         raise Mistake("q_idx and kv_idx are tensors: combine conditions with &, | and ~ (in parentheses), not "
-                      "`and`, `or`, `not` or an `if`") from None
+                      "`and`, `or`, `not` or an `if`",
+                      "q_idx と kv_idx はテンソルである。条件は `and`、`or`、`not` や `if` ではなく、"
+                      "&、|、~ で（括弧に入れて）組み合わせること") from None
     if not isinstance(allowed, torch.Tensor) or allowed.dtype != torch.bool:
-        raise Mistake("a mask_mod returns a bool tensor (a comparison such as q_idx >= kv_idx gives one)")
+        raise Mistake("a mask_mod returns a bool tensor (a comparison such as q_idx >= kv_idx gives one)",
+                      "mask_mod は bool テンソルを返す（q_idx >= kv_idx のような比較の結果がそれである）")
     try:
         return mod_mask(mod, length)
     except Exception:   # noqa: BLE001
         raise Mistake("create_mask could not draw your mask_mod: use only comparisons and &, |, ~ of "
-                      "q_idx and kv_idx") from None
+                      "q_idx and kv_idx",
+                      "create_mask があなたの mask_mod を描けなかった。q_idx と kv_idx の比較と、&、|、~ だけを"
+                      "使うこと") from None
 
 
 CASES_3 = ((1, 3, 8), (2, 2, 9), (0, 3, 7), (3, 1, 8), (1, 8, 8))   # (sinks, width, length)
@@ -494,46 +536,67 @@ CASES_3 = ((1, 3, 8), (2, 2, 9), (0, 3, 7), (3, 1, 8), (1, 8, 8))   # (sinks, wi
 def check_3(answer: object) -> None:
     """Exercise 3: a function (sinks, width) -> mask_mod of the first `sinks` tokens plus a window (causal)."""
     if not callable(answer):
-        raise Mistake("give a function (sinks, width) that returns a mask_mod")
+        raise Mistake("give a function (sinks, width) that returns a mask_mod",
+                      "引数 (sinks, width) をとり、mask_mod を返す関数を答えること")
     drawn = [_check_mod(answer, sinks, width, length) for sinks, width, length in CASES_3]
     triangle = _behind(CASES_3[0][2], CASES_3[0][2]) < 0
     if torch.equal(drawn[0], drawn[3]) and not torch.equal(drawn[0], triangle):   # (1, 3, 8) vs (3, 1, 8)
         raise Mistake("your function gives the same mask whatever sinks and width it is called with: use its "
-                      "arguments")
+                      "arguments",
+                      "あなたの関数は、sinks と width に何を渡しても同じマスクを返す。引数を使うこと")
     for got, (sinks, width, length) in zip(drawn, CASES_3, strict=True):
         expected = sink_window_mask(length, sinks, width)
         if torch.equal(got, expected):
             continue
         if torch.equal(got, ~expected):
-            raise Mistake("the polarity is flipped: in a mask_mod True means MAY attend")
+            raise Mistake("the polarity is flipped: in a mask_mod True means MAY attend",
+                          "極性が逆である。mask_mod では True が「アテンションしてよい」を意味する")
         if sinks != width and torch.equal(got, sink_window_mask(length, width, sinks)):
-            raise Mistake("sinks and width are swapped: the function is called as sink_window(sinks, width)")
+            raise Mistake("sinks and width are swapped: the function is called as sink_window(sinks, width)",
+                          "sinks と width が入れ替わっている。関数は sink_window(sinks, width) の順で呼ばれる")
         behind = _behind(length, length)
         future = behind < 0
         if (~got & future).any():
             if (~got & future)[:, sinks:].any():
                 raise Mistake(f"with sinks={sinks}, width={width}: a query sees a later token through the window; "
-                              "the window stays causal (and & binds tighter than |: use parentheses)")
+                              "the window stays causal (and & binds tighter than |: use parentheses)",
+                              f"sinks={sinks}、width={width} のとき、ウィンドウを通して後のトークンを見るクエリが"
+                              "ある。ウィンドウの部分も因果的でなければならない（& は | より強く結び付くので、"
+                              "括弧を使うこと）")
             raise Mistake(f"with sinks={sinks}, width={width}: a query sees a later sink; the sinks stay causal "
-                          "too")
+                          "too",
+                          f"sinks={sinks}、width={width} のとき、自分より後のシンクを見るクエリがある。シンクの"
+                          "部分も因果的でなければならない")
         both = ~((behind >= 0) & (behind < width) & (torch.arange(length) < sinks)[None, :])
         if torch.equal(got, both):
             raise Mistake(f"with sinks={sinks}, width={width}: a key is seen only if it is a sink AND in the "
-                          "window; one of the two is enough")
+                          "window; one of the two is enough",
+                          f"sinks={sinks}、width={width} のとき、キーが見えるのはシンクであり、かつウィンドウ内にある"
+                          "ときだけになっている。どちらか一方で十分である")
         if got.diagonal().any():
             raise Mistake(f"with sinks={sinks}, width={width}: a query cannot see itself; the window counts the "
-                          "query itself")
+                          "query itself",
+                          f"sinks={sinks}、width={width} のとき、自分自身を見られないクエリがある。ウィンドウは"
+                          "クエリ自身も数える")
         if torch.equal(got, sink_window_mask(length, sinks, length)) and width < length:
             raise Mistake(f"with sinks={sinks}, width={width}: the window cuts no key at all; check its "
-                          "condition, which keys are too far behind the query")
+                          "condition, which keys are too far behind the query",
+                          f"sinks={sinks}、width={width} のとき、ウィンドウがキーを 1 つも切っていない。どのキーが"
+                          "クエリから遠すぎるかを決める条件を確かめること")
         if torch.equal(got, window_mask(length, width)) and sinks:
             raise Mistake(f"with sinks={sinks}: the sinks are missing; the first tokens must stay visible to every "
-                          "later query")
+                          "later query",
+                          f"sinks={sinks} のとき、シンクが抜けている。最初のトークンは、それより後のすべてのクエリから"
+                          "見え続けなければならない")
         for w in (width - 1, width + 1):
             if w >= 1 and torch.equal(got, sink_window_mask(length, sinks, w)):
-                raise Mistake("the window is off by one: width counts the keys a query sees, itself included")
+                raise Mistake("the window is off by one: width counts the keys a query sees, itself included",
+                              "ウィンドウが 1 つずれている。width は、クエリ自身を含めて、クエリが見るキーを数える")
         for k in (sinks - 1, sinks + 1):
             if k >= 0 and torch.equal(got, sink_window_mask(length, k, width)):
-                raise Mistake(f"with sinks={sinks}: the sinks are off by one; count the first tokens kept")
+                raise Mistake(f"with sinks={sinks}: the sinks are off by one; count the first tokens kept",
+                              f"sinks={sinks} のとき、シンクが 1 つずれている。残す最初のトークンの数を数え直すこと")
         raise Mistake(f"with sinks={sinks}, width={width}, {length} tokens the mask differs: draw it with "
-                      f"ch13.mod_mask(answer_3({sinks}, {width}), {length}) and compare it row by row with the rule")
+                      f"ch13.mod_mask(answer_3({sinks}, {width}), {length}) and compare it row by row with the rule",
+                      f"sinks={sinks}、width={width}、{length} トークンのとき、マスクが違う。"
+                      f"ch13.mod_mask(answer_3({sinks}, {width}), {length}) で描き、規則と 1 行ずつ比べること")

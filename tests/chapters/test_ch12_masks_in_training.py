@@ -8,6 +8,7 @@ from helpers import causal_mask
 from helpers.chapters import ch12_masks_in_training as ch12
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
+from helpers.language import speaking
 
 
 @pytest.fixture(scope="module")
@@ -269,3 +270,53 @@ def test_mha_run_need_weights_decides_in_either_mode_and_layout(mha):
         ch12.mha_run(ch12.Attention(mha), False, (KPM, None))
     with pytest.raises(TypeError, match="blocked must be a bool"):
         ch12.additive(KPM.int())
+
+
+# --- the Japanese edition: the same checks and explorer speak Japanese ---
+
+def test_the_checks_give_their_hints_in_japanese():
+    with speaking("ja"):
+        for hint, answer in {"^ラベルは torch.Tensor にすること$": IDS.tolist(),
+                             "^-100 が実トークンの位置に入っている。": IDS.masked_fill(MASK == 1, -100),
+                             "^実トークンの <eos> がラベルを失っている。": IDS.masked_fill(IDS == 10, -100),
+                             "^ラベルをずらさないこと。": IDS.roll(-1, 1).masked_fill(MASK == 0, -100),
+                             "ではなく、-100（cross_entropy の ignore_index）である$": IDS.masked_fill(MASK == 0, -1),
+                             }.items():
+            with pytest.raises(Mistake, match=hint):
+                ch12.check_1(answer, IDS, MASK)
+        for hint, answer in {"^右パディングでは、短いサンプルの最後のスロットはパッドである$": lambda h, m: h[:, -1],
+                             "^右パディングのとき、あなたの関数が IndexError を送出した：.*インデックスが 1 つ先へ":
+                                 lambda h, m: h[torch.arange(h.shape[0]), m.sum(-1)],
+                             "右パディングのときだけである）$": lambda h, m: h[torch.arange(h.shape[0]), m.sum(-1) - 1],
+                             "^answer_2 は関数 last_token": 3}.items():
+            with pytest.raises(Mistake, match=hint):
+                ch12.check_2(answer)
+        for hint, answer in {"^見えるキーのない行が NaN になった。":
+                                 lambda s, b: s.masked_fill(b, float("-inf")).softmax(-1),
+                             "すべて 0 にすること（有限の埋め値では": lambda s, b: s.masked_fill(b, -1e9).softmax(-1),
+                             "^重みが勾配を失っている": lambda s, b: ch12.safe_softmax(s, b).detach(),
+                             "^あなたの関数が .* を送出した：": lambda s, b: s @ b}.items():
+            with pytest.raises(Mistake, match=hint) as raised:
+                ch12.check_3(answer)
+    assert raised.value.en.startswith("your function raised")          # the English hint is kept beside it
+    with pytest.raises(Mistake, match="^the -100s sit on the real tokens"):
+        ch12.check_1(IDS.masked_fill(MASK == 1, -100), IDS, MASK)        # and English again after the block
+
+
+def test_the_explorer_summary_in_japanese_and_english_unchanged():
+    english = ch12.training_view().summary
+    with speaking("ja"):
+        assert ch12.training_view().summary == (
+            "長さ [3, 5]、左パディング、因果マスク、埋め値 -inf、トークンごとの損失（トークン平均）。死んだ行は 2 個。"
+            "in_proj_weight、in_proj_bias、out_proj.weight の勾配が NaN。実トークンの勾配は NaN")
+        assert ch12.training_view(fill="finfo.min").summary.endswith(
+            "勾配はすべて有限。実トークンの勾配はパディングなしと同じ（1e-5 以内）")
+        leak = ch12.training_view(padding="right", loss="pads in the loss").summary
+        assert "（損失にパッドを含める）" in leak and "実トークンの勾配がパディングなしから最大" in leak
+        pooled = ch12.training_view(padding="right", fill="safe softmax", pooling="last slot").summary
+        assert "因果マスク、安全なソフトマックス、プーリングは「最後のスロット」。" in pooled
+        box = ch12.training_explorer()
+        assert "の勾配が NaN" in box.summary.value
+        box.controls["fill"].value = "finfo.min"
+        assert "勾配はすべて有限" in box.summary.value
+    assert english == ch12.training_view().summary and english.startswith("lengths [3, 5], left padding")

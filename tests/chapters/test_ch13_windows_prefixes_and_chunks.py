@@ -13,6 +13,7 @@ from helpers.chapters.ch10_packing_and_the_cost_of_padding import sliding_window
 from helpers.checks import expected_mask, receptive_field
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
+from helpers.language import speaking
 from helpers.masks import causal_mask
 
 
@@ -256,3 +257,51 @@ def test_check_3_accepts_the_mask_mod_and_names_each_mistake():
             ch13.check_3(answer)
     ch13.check_3(lambda s, w: (lambda b, h, q, kv: torch.logical_and(kv <= q, torch.logical_or(kv < s, q - kv < w))))
     ch13.check_3(lambda s, w: (lambda b, h, q, kv: torch.where(kv < s, kv <= q, (q - kv >= 0) & (q - kv < w))))
+
+
+# --- the Japanese edition: the same checks and explorer speak Japanese ---
+
+def test_the_checks_give_their_hints_in_japanese():
+    with speaking("ja"):
+        for hint, answer in {"^window_size\\[0\\] を、クエリ自身を含めたキーの数として読んでいる。": (4, 3),
+                             "^クエリ自身が抜けている。": (4, 2), "^位置は 0 から数える。": (5, 2),
+                             "^クエリ 1 つにつき 1 つ、int のタプルで答えること$": 5,
+                             "全部で 2 個答えること$": (5,)}.items():
+            with pytest.raises(Mistake, match=hint):
+                ch13.check_1(answer, 4, (10, 2))
+        right = ch13.chunk_mask(3, 5, 4)
+        top_left = ~torch.ones(3, 8, dtype=torch.bool).tril() | (torch.arange(3)[:, None] - torch.arange(8) >= 4)
+        for hint, answer in {"^極性が逆である。True はブロックを意味": ~right, "^左上に揃えている。": top_left,
+                             "^ウィンドウが抜けている。": ch13.chunk_mask(3, 5),
+                             "渡された形状は \\(8, 8\\) である$": ch13.window_mask(8, 4)}.items():
+            with pytest.raises(Mistake, match=hint):
+                ch13.check_2(answer, 3, 5, 4)
+        for hint, answer in {
+            "^極性が逆である。mask_mod では True が「アテンションしてよい」":
+                lambda s, w: (lambda b, h, q, kv: ~((kv <= q) & ((kv < s) | (q - kv < w)))),
+            "^q_idx と kv_idx はテンソルである。": lambda s, w: (lambda b, h, q, kv: (kv <= q) and (q - kv < w)),
+            "^sinks と width が入れ替わっている。":
+                lambda s, w: (lambda b, h, q, kv: (kv <= q) & ((kv < w) | (q - kv < s))),
+            "^sinks=2、width=2 のとき、自分より後のシンクを見るクエリがある。":
+                lambda s, w: (lambda b, h, q, kv: (kv < s) | ((kv <= q) & (q - kv < w))),
+            "^\\(sinks=1, width=3\\) で呼んだとき、あなたの関数が TypeError を送出した：": lambda s: None,
+        }.items():
+            with pytest.raises(Mistake, match=hint):
+                ch13.check_3(answer)
+    with pytest.raises(Mistake, match="^called with \\(sinks=1, width=3\\), your function raised TypeError"):
+        ch13.check_3(lambda s: None)                                     # English again after the block
+
+
+def test_the_explorer_summary_in_japanese_and_english_unchanged():
+    english = ch13.mask_view().summary
+    with speaking("ja"):
+        summary = ch13.mask_view().summary
+        assert summary.startswith("ウィンドウ 3（キーの数、自分自身を含む）、プレフィックス 0、シンク 0："
+                                  "クエリ 9 は 1 層で 3 個のキーを見て、2 層で 5 個の位置に届く（= 2·(3−1)+1）。")
+        assert "）は一致する。マスク全体を 1 つの mask_mod で書くと同じマスクになる。" in summary
+        assert summary.endswith("最後のチャンクは 2 × 10 で、左上揃えにすると 9 個のセルを誤る")
+        assert "1 層で 5 個のキーを見て、2 層で 7 個の位置に届く。" in ch13.mask_view(sinks=2).summary   # no formula
+        box = ch13.mask_explorer()
+        box.controls["width"].value = 4
+        assert "2 層で 7 個の位置に届く（= 2·(4−1)+1）" in box.summary.value
+    assert english == ch13.mask_view().summary and english.startswith("window 3 (keys, itself included)")
