@@ -74,13 +74,17 @@ def build(english_path: Path, new_text: dict[str, str]) -> nbformat.NotebookNode
     english = nbformat.read(english_path, as_version=4)
     ja_path = JAPANESE / english_path.name
     old = {}
-    if ja_path.exists():
-        old = {c.id: c for c in nbformat.read(ja_path, as_version=4).cells}
     ja = copy.deepcopy(english)
+    if ja_path.exists():
+        before = nbformat.read(ja_path, as_version=4)
+        old = {c.id: c for c in before.cells}
+        ja.metadata = before.metadata  # its own run's (the widgets' state)
     for cell in ja.cells:
         if cell.cell_type == "code":
             if cell.id == SETUP_ID:
                 cell.source = links.setup_source("ja")
+                if cell.id in old:
+                    cell.execution_count = old[cell.id].execution_count
                 continue
             given = new_text.get(cell.id)
             if given is not None and code_tokens(given) != code_tokens(cell.source):

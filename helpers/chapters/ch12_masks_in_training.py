@@ -586,11 +586,11 @@ def check_2(answer: object) -> None:
         except IndexError as error:
             raise Mistake(f"with {side} padding your function raised IndexError: {error}. Positions run from 0 "
                           "to L - 1: is an index one too far?",
-                          f"{side_ja}パディングのとき、あなたの関数が IndexError を送出した：{error}。位置は 0 から "
+                          f"{side_ja}パディングのとき、書いた関数で IndexError が発生した：{error}。位置は 0 から "
                           "L - 1 までである。インデックスが 1 つ先へ行きすぎていないか？") from None
         except Exception as error:   # the learner's code: any error is a hint, not a crash
             raise Mistake(f"with {side} padding your function raised {type(error).__name__}: {error}",
-                          f"{side_ja}パディングのとき、あなたの関数が {type(error).__name__} を送出した："
+                          f"{side_ja}パディングのとき、書いた関数で {type(error).__name__} が発生した："
                           f"{error}") from None
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != (3, 4):
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
@@ -637,7 +637,7 @@ def check_3(answer: object) -> None:
     if weights.dtype != scores.dtype:
         raise Mistake(f"return the weights in the dtype of scores ({scores.dtype}), as softmax does; "
                       f"got {weights.dtype}",
-                      f"softmax と同じく、重みは scores の dtype（{scores.dtype}）で返すこと。返ってきたのは "
+                      f"`softmax` と同じく、重みは scores の dtype（{scores.dtype}）で返すこと。返ってきたのは "
                       f"{weights.dtype} である")
     if weights[dead].isnan().any():
         raise Mistake("a row with no visible key gave NaN: softmax of a row of -inf is 0/0, any 0/0 is NaN, "

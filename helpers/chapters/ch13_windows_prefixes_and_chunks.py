@@ -456,7 +456,7 @@ def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
     expected = chunk_mask(chunk, cached, window)
     if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
         raise Mistake("give a bool tensor, True = blocked (the helpers' convention)",
-                      "bool テンソルで答えること。True = ブロック（helpers の規約）")
+                      "bool テンソルで答えること。True = 遮断（helpers の規約）")
     if tuple(answer.shape) != tuple(expected.shape):
         raise Mistake(f"the mask has one row per query of the chunk and one column per key it can be compared with "
                       f"(the cached keys and the chunk's own), got shape {tuple(answer.shape)}",
@@ -466,18 +466,18 @@ def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
         return
     if torch.equal(answer, ~expected):
         raise Mistake("the polarity is flipped: True must mean blocked",
-                      "極性が逆である。True はブロックを意味しなければならない")
+                      "極性が逆である。True は遮断を意味しなければならない")
     if torch.equal(answer, _prefill_mask("top-left", chunk, cached, window)) or \
             torch.equal(answer, ~torch.ones(chunk, cached + chunk, dtype=torch.bool).tril()):
         raise Mistake("aligned top-left: the chunk's first query is not position 0 of the sequence",
                       "左上に揃えている。チャンクの最初のクエリは、系列の位置 0 ではない")
     if answer[:, :cached].all() and cached:
         raise Mistake("the cached columns are blocked: the cache holds keys the chunk's queries must see",
-                      "キャッシュ済みの列がブロックされている。キャッシュには、チャンクのクエリが見なければならないキーが"
+                      "キャッシュ済みの列が遮断されている。キャッシュには、チャンクのクエリが見なければならないキーが"
                       "入っている")
     if torch.equal(answer, chunk_mask(chunk, cached)):
         raise Mistake("the window is missing: keys too far behind a query must be blocked too",
-                      "ウィンドウが抜けている。クエリから遠すぎる過去のキーもブロックすること")
+                      "ウィンドウが抜けている。クエリから遠すぎる過去のキーも遮断すること")
     for off in (window - 1, window + 1):
         if off >= 1 and torch.equal(answer, chunk_mask(chunk, cached, off)):
             raise Mistake("the window is off by one: it counts the keys a query sees, the query itself included",
@@ -501,14 +501,14 @@ def _check_mod(make: Callable[[int, int], MaskMod], sinks: int, width: int, leng
                                             f"(sinks={sinks}, width={width}) で呼んだとき、"))
     if not callable(mod):
         raise Mistake("your function must return a mask_mod: a function (b, h, q_idx, kv_idx) -> bool tensor",
-                      "あなたの関数は mask_mod、つまり (b, h, q_idx, kv_idx) から bool テンソルを返す関数を返すこと")
+                      "書く関数は mask_mod、つまり (b, h, q_idx, kv_idx) から bool テンソルを返す関数を返すこと")
     q, kv = torch.arange(length)[:, None], torch.arange(length)[None, :]
     try:
         allowed = mod(torch.tensor(0), torch.tensor(0), q, kv)
     except TypeError as error:
         if "positional argument" not in str(error):
             raise Mistake(f"your mask_mod raised TypeError: {str(error).splitlines()[0][:80]}",
-                          f"あなたの mask_mod が TypeError を送出した：{str(error).splitlines()[0][:80]}") from None
+                          f"書いた mask_mod で TypeError が発生した：{str(error).splitlines()[0][:80]}") from None
         raise Mistake("a mask_mod takes four arguments (b, h, q_idx, kv_idx), even if it uses only the last "
                       "two",
                       "mask_mod は、最後の 2 つしか使わなくても、4 つの引数 (b, h, q_idx, kv_idx) をとる") from None
@@ -525,7 +525,7 @@ def _check_mod(make: Callable[[int, int], MaskMod], sinks: int, width: int, leng
     except Exception:   # noqa: BLE001
         raise Mistake("create_mask could not draw your mask_mod: use only comparisons and &, |, ~ of "
                       "q_idx and kv_idx",
-                      "create_mask があなたの mask_mod を描けなかった。q_idx と kv_idx の比較と、&、|、~ だけを"
+                      "create_mask が、書いた mask_mod を描けなかった。q_idx と kv_idx の比較と、&、|、~ だけを"
                       "使うこと") from None
 
 
@@ -543,14 +543,14 @@ def check_3(answer: object) -> None:
     if torch.equal(drawn[0], drawn[3]) and not torch.equal(drawn[0], triangle):   # (1, 3, 8) vs (3, 1, 8)
         raise Mistake("your function gives the same mask whatever sinks and width it is called with: use its "
                       "arguments",
-                      "あなたの関数は、sinks と width に何を渡しても同じマスクを返す。引数を使うこと")
+                      "書いた関数は、sinks と width に何を渡しても同じマスクを返す。引数を使うこと")
     for got, (sinks, width, length) in zip(drawn, CASES_3, strict=True):
         expected = sink_window_mask(length, sinks, width)
         if torch.equal(got, expected):
             continue
         if torch.equal(got, ~expected):
             raise Mistake("the polarity is flipped: in a mask_mod True means MAY attend",
-                          "極性が逆である。mask_mod では True が「アテンションしてよい」を意味する")
+                          "極性が逆である。mask_mod では True が「参照してよい」を意味する")
         if sinks != width and torch.equal(got, sink_window_mask(length, width, sinks)):
             raise Mistake("sinks and width are swapped: the function is called as sink_window(sinks, width)",
                           "sinks と width が入れ替わっている。関数は sink_window(sinks, width) の順で呼ばれる")

@@ -271,20 +271,20 @@ def test_the_checks_give_their_hints_in_japanese():
                 ch13.check_1(answer, 4, (10, 2))
         right = ch13.chunk_mask(3, 5, 4)
         top_left = ~torch.ones(3, 8, dtype=torch.bool).tril() | (torch.arange(3)[:, None] - torch.arange(8) >= 4)
-        for hint, answer in {"^極性が逆である。True はブロックを意味": ~right, "^左上に揃えている。": top_left,
+        for hint, answer in {"^極性が逆である。True は遮断を意味": ~right, "^左上に揃えている。": top_left,
                              "^ウィンドウが抜けている。": ch13.chunk_mask(3, 5),
                              "渡された形状は \\(8, 8\\) である$": ch13.window_mask(8, 4)}.items():
             with pytest.raises(Mistake, match=hint):
                 ch13.check_2(answer, 3, 5, 4)
         for hint, answer in {
-            "^極性が逆である。mask_mod では True が「アテンションしてよい」":
+            "^極性が逆である。mask_mod では True が「参照してよい」":
                 lambda s, w: (lambda b, h, q, kv: ~((kv <= q) & ((kv < s) | (q - kv < w)))),
             "^q_idx と kv_idx はテンソルである。": lambda s, w: (lambda b, h, q, kv: (kv <= q) and (q - kv < w)),
             "^sinks と width が入れ替わっている。":
                 lambda s, w: (lambda b, h, q, kv: (kv <= q) & ((kv < w) | (q - kv < s))),
             "^sinks=2、width=2 のとき、自分より後のシンクを見るクエリがある。":
                 lambda s, w: (lambda b, h, q, kv: (kv < s) | ((kv <= q) & (q - kv < w))),
-            "^\\(sinks=1, width=3\\) で呼んだとき、あなたの関数が TypeError を送出した：": lambda s: None,
+            "^\\(sinks=1, width=3\\) で呼んだとき、書いた関数で TypeError が発生した：": lambda s: None,
         }.items():
             with pytest.raises(Mistake, match=hint):
                 ch13.check_3(answer)
