@@ -25,6 +25,7 @@ import torch
 from helpers import arguments
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
+from helpers.language import say
 from helpers.masks import causal_mask, key_padding_mask
 
 MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -329,11 +330,16 @@ def packing_view(distribution: str = "log-normal", batch_size: int = 4, strategy
         labels = [f"{NAMES[shortest]}{p}" for p in range(first)] + ["pad"] * (width - first)
         mask_title = f"mask of batch 0, row {NAMES[shortest]}\n(causal + padding)"
     mask = Panel((~blocked).float(), labels, labels, masked=blocked, fmt=".0f", title=mask_title)
-    note = " (one dense mask per row; the batch size does not change packing)" if strategy == "pack" else ""
-    summary = (f"{distribution} lengths {list(lengths)}, batch size {batch_size}, {strategy}: "
-               f"{cost.computed_positionwise} token slots for {cost.useful_positionwise} tokens, "
-               f"wasted {cost.wasted_positionwise:.0%} of position-wise work and "
-               f"{cost.wasted_attention:.0%} of attention scores{note}")
+    note = say(" (one dense mask per row; the batch size does not change packing)",
+               "（行ごとに密なマスクが 1 つ。バッチサイズはパッキングを変えない）") if strategy == "pack" else ""
+    summary = say(f"{distribution} lengths {list(lengths)}, batch size {batch_size}, {strategy}: "
+                  f"{cost.computed_positionwise} token slots for {cost.useful_positionwise} tokens, "
+                  f"wasted {cost.wasted_positionwise:.0%} of position-wise work and "
+                  f"{cost.wasted_attention:.0%} of attention scores{note}",
+                  f"{distribution} の長さ {list(lengths)}、バッチサイズ {batch_size}、{strategy}："
+                  f"トークン {cost.useful_positionwise} 個に {cost.computed_positionwise} スロットを使い、"
+                  f"位置ごとの計算の {cost.wasted_positionwise:.0%} とアテンションスコアの "
+                  f"{cost.wasted_attention:.0%} が無駄になる{note}")
     caption = "cells: the token's position inside its own sequence; hatched: padding or a blocked key"
     return View((*layouts, mask), summary, caption)
 
@@ -359,20 +365,27 @@ def check_1(answer: object, batch: Sequence[int]) -> None:
     batch = _check_lengths(batch, "batch")
     cost = padded_cost([batch])
     if isinstance(answer, bool) or not isinstance(answer, int | float):
-        raise Mistake(f"give a Python number such as 0.5, not a {type(answer).__name__}")
+        raise Mistake(f"give a Python number such as 0.5, not a {type(answer).__name__}",
+                      f"0.5 のような Python の数で答えること（{type(answer).__name__} ではなく）")
     if 1 < answer <= 100 and abs(answer / 100 - cost.wasted_attention) < 1e-3:
-        raise Mistake("that is a percentage: give the fraction, between 0 and 1")
+        raise Mistake("that is a percentage: give the fraction, between 0 and 1",
+                      "それはパーセントである。0 から 1 の間の割合で答えること")
     if not 0 <= answer <= 1:
-        raise Mistake(f"a fraction lies between 0 and 1, got {answer}")
+        raise Mistake(f"a fraction lies between 0 and 1, got {answer}",
+                      f"割合は 0 から 1 の間にある。答えは {answer} になっている")
     if abs(answer - cost.wasted_attention) < 1e-3:
         return
     if abs(answer - (1 - cost.wasted_attention)) < 1e-3:
-        raise Mistake("that is the useful share of the scores; the question asks for the wasted one")
+        raise Mistake("that is the useful share of the scores; the question asks for the wasted one",
+                      "それは有用なスコアの割合である。問われているのは無駄になるスコアの割合である")
     if abs(answer - cost.wasted_positionwise) < 1e-3:
         raise Mistake("that counts pad positions (token rows, or pad keys of one query); a score belongs to a "
-                      "(query, key) pair, and it is wasted when the query or the key is a pad")
+                      "(query, key) pair, and it is wasted when the query or the key is a pad",
+                      "それはパッドの位置（トークン行、または 1 つのクエリから見たパッドのキー）を数えている。"
+                      "スコアは（クエリ, キー）の組ごとに 1 つあり、クエリかキーがパッドなら無駄になる")
     raise Mistake("count the (query, key) pairs the padded batch computes, and those between two real tokens "
-                  "of the same sequence")
+                  "of the same sequence",
+                  "パディングしたバッチが計算する（クエリ, キー）の組と、同じ系列の実トークン同士の組を数えること")
 
 
 def _window_reference(width: int, n: int) -> torch.Tensor:
@@ -387,35 +400,50 @@ def check_2(answer: object, widths: Sequence[int] = (1, 2, 4), lengths: Sequence
 
     widths, lengths = _check_lengths(widths, "widths"), _check_lengths(lengths, "lengths")
     if not callable(answer):
-        raise Mistake(f"answer_2 should be a function of the width w, got a {type(answer).__name__}")
+        raise Mistake(f"answer_2 should be a function of the width w, got a {type(answer).__name__}",
+                      f"answer_2 は幅 w の関数にすること。渡されたのは {type(answer).__name__} である")
     for w in widths:
         mod = answer(w)
         if not callable(mod):
             raise Mistake(f"answer_2({w}) should return a mask_mod function (b, h, q_idx, kv_idx) -> bool tensor, "
-                          f"got {type(mod).__name__}")
+                          f"got {type(mod).__name__}",
+                          f"answer_2({w}) は mask_mod、つまり (b, h, q_idx, kv_idx) を受け取って bool テンソルを返す"
+                          f"関数を返すこと。返ったのは {type(mod).__name__} である")
         for n in lengths:
             try:
                 got = create_mask(mod, None, None, n, n, device="cpu")[0, 0]
             except RuntimeError as error:
-                raise Mistake(f"create_mask failed ({str(error).splitlines()[0][:60]}...): q_idx and kv_idx are "
+                first_line = str(error).splitlines()[0][:60]
+                raise Mistake(f"create_mask failed ({first_line}...): q_idx and kv_idx are "
                               "tensors, so combine conditions with &, | and ~ (with parentheses), not `and`, "
-                              "`or`, `not` or an `if`") from None
+                              "`or`, `not` or an `if`",
+                              f"create_mask が失敗した（{first_line}...）。q_idx と kv_idx はテンソルなので、"
+                              "条件は `and`、`or`、`not` や `if` ではなく、&、|、~（と括弧）で組み合わせること"
+                              ) from None
             want = _window_reference(w, n)
             if got.dtype != torch.bool or got.shape != want.shape:
-                raise Mistake(f"the mask_mod should return a bool tensor, got {got.dtype}")
+                raise Mistake(f"the mask_mod should return a bool tensor, got {got.dtype}",
+                              f"mask_mod は bool テンソルを返すこと。返ったのは {got.dtype} である")
             if torch.equal(got, want):
                 continue
             if torch.equal(got, ~want):
-                raise Mistake("that is the opposite polarity: a mask_mod returns True where the query MAY attend")
+                raise Mistake("that is the opposite polarity: a mask_mod returns True where the query MAY attend",
+                              "極性が逆である。mask_mod が True を返すのは、クエリが参照してよいところである")
             if got.triu(1).any():
-                raise Mistake("some queries see later keys: the window must also be causal")
+                raise Mistake("some queries see later keys: the window must also be causal",
+                              "後ろのキーを見ているクエリがある。ウィンドウは因果的でもなければならない")
             if w < n and torch.equal(got, _window_reference(w + 1, n)):
                 raise Mistake(f"with width {w} the window is one key too wide: a query sees itself and the "
-                              f"{w - 1} key(s) just before it")
+                              f"{w - 1} key(s) just before it",
+                              f"幅 {w} では、ウィンドウがキー 1 つ分広すぎる。クエリが見るのは自分自身と、"
+                              f"その直前の {w - 1} 個のキーである")
             if torch.equal(got, _window_reference(w - 1, n)):
                 raise Mistake(f"with width {w} the window is one key too narrow: a query sees itself and the "
-                              f"{w - 1} key(s) just before it")
-            raise Mistake(f"width {w}, length {n}: the mask differs from a causal window of width {w}")
+                              f"{w - 1} key(s) just before it",
+                              f"幅 {w} では、ウィンドウがキー 1 つ分狭すぎる。クエリが見るのは自分自身と、"
+                              f"その直前の {w - 1} 個のキーである")
+            raise Mistake(f"width {w}, length {n}: the mask differs from a causal window of width {w}",
+                          f"幅 {w}、長さ {n}：マスクが幅 {w} の因果的なウィンドウと一致しない")
 
 
 @exercise
@@ -424,21 +452,29 @@ def check_3(answer: object, doc_lengths: Sequence[int]) -> None:
     doc_lengths = _check_lengths(doc_lengths, "doc_lengths")
     row = pack(doc_lengths)
     if isinstance(answer, torch.Tensor):
-        raise Mistake("give a list of ints (a tensor's .tolist() makes one)")
+        raise Mistake("give a list of ints (a tensor's .tolist() makes one)",
+                      "int のリストで答えること（テンソルは .tolist() でリストになる）")
     if not isinstance(answer, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in answer):
-        raise Mistake("give a list of ints, one position per token")
+        raise Mistake("give a list of ints, one position per token",
+                      "トークンごとに 1 つの位置を、int のリストで答えること")
     if len(answer) != len(row.position):
-        raise Mistake(f"one position per token of the row: {len(row.position)} of them, got {len(answer)}")
+        raise Mistake(f"one position per token of the row: {len(row.position)} of them, got {len(answer)}",
+                      f"行のトークンごとに位置が 1 つ、つまり {len(row.position)} 個要る。"
+                      f"答えは {len(answer)} 個である")
     if answer == row.position.tolist():
         return
     if answer == list(range(len(answer))):
-        raise Mistake("those positions run on across the whole row; what would each document see alone?")
+        raise Mistake("those positions run on across the whole row; what would each document see alone?",
+                      "その位置は行全体の通し番号になっている。各文書が単独なら、どの位置を見るか？")
     if answer == row.document.tolist():
-        raise Mistake("those are document ids (which document each token is in), not positions")
+        raise Mistake("those are document ids (which document each token is in), not positions",
+                      "それは文書 ID（各トークンがどの文書に属するか）であり、位置ではない")
     if answer == (row.position + 1).tolist():
-        raise Mistake("positions in this series start at 0, as torch.arange does")
+        raise Mistake("positions in this series start at 0, as torch.arange does",
+                      "本シリーズの位置は、torch.arange と同じく 0 から始まる")
     start = 0
     for d, n in enumerate(doc_lengths):
         if answer[start:start + n] != row.position[start:start + n].tolist():
-            raise Mistake(f"document {d} (slots {start} to {start + n - 1}) is not numbered as it would be alone")
+            raise Mistake(f"document {d} (slots {start} to {start + n - 1}) is not numbered as it would be alone",
+                          f"文書 {d}（スロット {start}〜{start + n - 1}）の番号が、単独のときの番号になっていない")
         start += n

@@ -24,6 +24,7 @@ from helpers import arguments
 from helpers.attention import attention_steps, combined_mask
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
+from helpers.language import say
 from helpers.masks import causal_mask, key_padding_mask
 
 SOURCE_WORDS = ("犬", "猫", "鳥", "牛", "馬")        # the source sentence of item 0 (and its longest length, S = 5)
@@ -304,15 +305,6 @@ ROUTINGS = (
     "causal mask on cross-attention",
     "tgt_is_causal=True, no tgt_mask",
 )
-WHAT_GOES_WRONG = {
-    "correct": "",
-    "memory_key_padding_mask forgotten": "cross-attention reads the source pads",
-    "padding mask as memory_mask": "the (N, S) padding mask read as a (T, S) memory_mask: target query i hides the "
-                                   "pads of item i",
-    "padding mask as src_mask": "the (N, S) padding mask read as an (S, S) src_mask",
-    "causal mask on cross-attention": "target query i may read only source words 0..i",
-    "tgt_is_causal=True, no tgt_mask": "a hint, not a mask: the decoder self-attention is not causal",
-}
 
 
 def routed(routing: str, masks: Masks) -> dict:
@@ -344,7 +336,9 @@ def run_transformer(model: nn.Transformer, src: torch.Tensor, tgt: torch.Tensor,
         with torch.no_grad():
             return model(src, tgt, **kwargs)
     except (RuntimeError, AssertionError) as error:
-        raise ValueError(f"nn.Transformer raises {type(error).__name__}: {str(error).splitlines()[0]}") from None
+        name, first_line = type(error).__name__, str(error).splitlines()[0]   # torch's own words stay English
+        raise ValueError(say(f"nn.Transformer raises {name}: {first_line}",
+                             f"nn.Transformer が {name} を送出する：{first_line}")) from None
 
 
 def written_out(model: nn.Transformer, src: torch.Tensor, tgt: torch.Tensor, kwargs: dict) -> Trace:
@@ -360,19 +354,126 @@ def _rows(items: list[int]) -> str:
     return ", ".join(map(str, items))
 
 
+class Outcome(NamedTuple):
+    """What the explorer finds for one combination, as numbers (its summary says it in words, in either language).
+
+    Per table ("encoder", "decoder", "cross"; item 0, weights averaged over the heads): the largest weight on a
+    cell the correct masks block (0 if none), the rows that give no weight to some allowed key, and the rows with
+    no visible key at all. Then the items whose real target outputs move by more than 1e-4 against the correct
+    call, item 0's target positions that move, and the largest move."""
+
+    panels: tuple[Panel, ...]
+    leaks: dict             # table -> largest weight on a blocked cell (0.0: none)
+    hidden_rows: dict       # table -> rows (with a visible key) that give no weight to some allowed key
+    dead_rows: dict         # table -> rows with no visible key
+    moved_items: list[int]
+    moved_positions: list[int]
+    largest_move: float
+
+
+def encoder_decoder_outcome(src_length: int = 3, tgt_length: int = 4, padding_side: str = "right",
+                            routing: str = "correct") -> Outcome:
+    """The numbers behind encoder_decoder_view's tables and summary (same arguments)."""
+    if padding_side not in PADDING_SIDES:
+        raise ValueError(f"padding_side must be one of {list(PADDING_SIDES)}, got {padding_side!r}")
+    if routing not in ROUTINGS:
+        raise ValueError(f"routing must be one of {list(ROUTINGS)}, got {routing!r}")
+    return _outcome(src_length, tgt_length, padding_side, routing)
+
+
+TABLES = ("encoder", "decoder", "cross")
+
+
+def _table_name(table: str) -> str:
+    if table == "encoder":
+        return say("encoder self-attention", "エンコーダの自己アテンション")
+    if table == "decoder":
+        return say("decoder self-attention", "デコーダの自己アテンション")
+    return say("cross-attention", "クロスアテンション")
+
+
+def _notes_en(outcome: Outcome, table: str) -> list[str]:
+    """What is wrong in one table, in English (the panel titles, drawn in the figures, stay English)."""
+    notes = []
+    if outcome.leaks[table]:
+        notes.append(f"weight on blocked cells (up to {outcome.leaks[table]:.2f})")
+    if outcome.hidden_rows[table]:
+        notes.append(f"allowed keys hidden in rows {_rows(outcome.hidden_rows[table])}")
+    if outcome.dead_rows[table]:
+        notes.append(f"no visible key in rows {_rows(outcome.dead_rows[table])}")
+    return notes
+
+
+def _notes(outcome: Outcome, table: str) -> list[str]:
+    """What is wrong in one table, in the current language (for the summary)."""
+    english = iter(_notes_en(outcome, table))
+    notes = []
+    if outcome.leaks[table]:
+        notes.append(say(next(english), f"遮断されたセルに重み（最大 {outcome.leaks[table]:.2f}）"))
+    if outcome.hidden_rows[table]:
+        notes.append(say(next(english), f"行 {_rows(outcome.hidden_rows[table])} で許されたキーに重みなし"))
+    if outcome.dead_rows[table]:
+        notes.append(say(next(english), f"行 {_rows(outcome.dead_rows[table])} に見えるキーなし"))
+    return notes
+
+
+def _what_goes_wrong(routing: str) -> str:
+    """What a misrouting does, in one phrase."""
+    if routing == "memory_key_padding_mask forgotten":
+        return say("cross-attention reads the source pads", "クロスアテンションがソースのパッドを読む")
+    if routing == "padding mask as memory_mask":
+        return say("the (N, S) padding mask read as a (T, S) memory_mask: target query i hides the pads of item i",
+                   "(N, S) のパディングマスクが (T, S) の memory_mask として読まれ、ターゲットのクエリ i が"
+                   "サンプル i のパッドを隠す")
+    if routing == "padding mask as src_mask":
+        return say("the (N, S) padding mask read as an (S, S) src_mask",
+                   "(N, S) のパディングマスクが (S, S) の src_mask として読まれる")
+    if routing == "causal mask on cross-attention":
+        return say("target query i may read only source words 0..i",
+                   "ターゲットのクエリ i はソースの語 0..i しか読めない")
+    return say("a hint, not a mask: the decoder self-attention is not causal",
+               "マスクではなくヒントなので、デコーダの自己アテンションは因果的にならない")
+
+
 def encoder_decoder_view(src_length: int = 3, tgt_length: int = 4, padding_side: str = "right",
                          routing: str = "correct") -> View:
     """Item 0's three attention tables under `routing`, and what moves in the real outputs of nn.Transformer.
 
     Hatched: what the correct masks block. Red frame: weight on such a cell. Weights are the mean over the 2
     heads, from the written-out model; the outputs compared are nn.Transformer's (eval, no_grad) at the real
-    target positions of all 4 items, against the correct call.
+    target positions of all 4 items, against the correct call. The summary is in the current language
+    (helpers.language); the numbers behind it: encoder_decoder_outcome.
     """
-    if padding_side not in PADDING_SIDES:
-        raise ValueError(f"padding_side must be one of {list(PADDING_SIDES)}, got {padding_side!r}")
-    if routing not in ROUTINGS:
-        raise ValueError(f"routing must be one of {list(ROUTINGS)}, got {routing!r}")
-    return _view(src_length, tgt_length, padding_side, routing)
+    outcome = encoder_decoder_outcome(src_length, tgt_length, padding_side, routing)
+    problems = [say(f"{_table_name(t)}: ", f"{_table_name(t)}：") + say(", ", "、").join(_notes(outcome, t))
+                for t in TABLES if _notes_en(outcome, t)]
+    if outcome.moved_items:
+        items, move = _rows(outcome.moved_items), outcome.largest_move
+        if 0 in outcome.moved_items:
+            positions = _rows(outcome.moved_positions)
+            moved = say(f"real target outputs move in items [{items}] (item 0 at positions [{positions}]), "
+                        f"up to {move:.2f}",
+                        f"ターゲットの実トークンの出力が、サンプル [{items}] で最大 {move:.2f} 動く"
+                        f"（サンプル 0 では位置 [{positions}]）")
+        else:
+            moved = say(f"real target outputs move in items [{items}], up to {move:.2f}",
+                        f"ターゲットの実トークンの出力が、サンプル [{items}] で最大 {move:.2f} 動く")
+    else:
+        moved = say("no real target output moves (all within 1e-4 of the correct call)",
+                    "ターゲットの実トークンの出力はどれも動かない（正しい呼び出しとの差がすべて 1e-4 以内）")
+    if routing == "correct":
+        verdict = say("correct", "正しい")
+    else:
+        verdict = _what_goes_wrong(routing) + "".join(say(f"; {p}", f"。{p}") for p in problems)
+    src_pads, tgt_pads = S_MAX - src_length, T_MAX - tgt_length
+    side = say(padding_side, {"right": "右", "left": "左"}[padding_side])
+    summary = say(f"source {src_length} real + {src_pads} pads, target {tgt_length} real + {tgt_pads} pads, "
+                  f"{padding_side} padding, {routing}: {verdict}; {moved}",
+                  f"ソースは実トークン {src_length} + パッド {src_pads}、ターゲットは実トークン {tgt_length} + "
+                  f"パッド {tgt_pads}、{side}パディング、{routing}：{verdict}。{moved}")
+    return View(outcome.panels, summary,
+                caption="hatched: blocked by the correct masks    red frame, !: weight on a blocked cell    "
+                        "weights: mean over 2 heads, item 0")
 
 
 @functools.cache
@@ -383,7 +484,7 @@ def _reference(src_length: int, tgt_length: int, padding_side: str) -> torch.Ten
 
 
 @functools.cache   # 5 x 4 x 2 x 6 combinations; each computed once
-def _view(src_length: int, tgt_length: int, padding_side: str, routing: str) -> View:
+def _outcome(src_length: int, tgt_length: int, padding_side: str, routing: str) -> Outcome:
     model = toy_transformer()
     src, tgt, masks, src_words, tgt_words = toy_batch(src_length, tgt_length, padding_side)
     kwargs = routed(routing, masks)
@@ -407,44 +508,31 @@ def _view(src_length: int, tgt_length: int, padding_side: str, routing: str) -> 
     real_tgt = ~masks.tgt_key_padding_mask                      # (N, T)
     change = (output - reference).abs().amax(-1).masked_fill(~real_tgt, 0)   # (N, T)
     moved_items = [n for n in range(change.shape[0]) if change[n].max() > 1e-4]
-    panels, problems = [], []
+    leaks_of, hidden_of, dead_of, found = {}, {}, {}, {}
     tables = (("encoder", "encoder self-attention", masks.encoder[0], src_words[0], src_words[0]),
               ("decoder", "decoder self-attention", masks.decoder[0], tgt_words[0], tgt_words[0]),
               ("cross", "cross-attention", masks.cross[0], tgt_words[0], src_words[0]))
-    for key, title, blocked, rows, cols in tables:
-        weights = trace.weights[key][0].mean(0)                  # (L, S), mean over heads
-        used = weights > 1e-6
+    for key, _, blocked, _, _ in tables:
+        found[key] = trace.weights[key][0].mean(0)               # (L, S), mean over heads
+        used = found[key] > 1e-6
         leaks = used & blocked
         hidden = ~used & ~blocked                                # allowed, but got no weight
         dead = ~used.any(-1)                                     # rows with no visible key at all
-        notes = []
-        if leaks.any():
-            notes.append(f"weight on blocked cells (up to {weights[leaks].max():.2f})")
-        hidden_rows = sorted(set(hidden.nonzero()[:, 0].tolist()) - set(dead.nonzero()[:, 0].tolist()))
-        if hidden_rows:
-            notes.append(f"allowed keys hidden in rows {_rows(hidden_rows)}")
-        if dead.any():
-            notes.append(f"no visible key in rows {_rows(dead.nonzero()[:, 0].tolist())}")
-        if notes:
-            problems.append(f"{title}: " + ", ".join(notes))
-        panels.append(Panel(weights, rows, cols, title=f"{title} ({len(rows)} × {len(cols)})"
+        leaks_of[key] = float(found[key][leaks].max()) if leaks.any() else 0.0
+        hidden_of[key] = sorted(set(hidden.nonzero()[:, 0].tolist()) - set(dead.nonzero()[:, 0].tolist()))
+        dead_of[key] = dead.nonzero()[:, 0].tolist()
+    outcome = Outcome((), leaks_of, hidden_of, dead_of, moved_items,
+                      (change[0] > 1e-4).nonzero().flatten().tolist(), float(change.max()))
+    panels = []
+    for key, title, blocked, rows, cols in tables:
+        notes = _notes_en(outcome, key)
+        panels.append(Panel(found[key], rows, cols, title=f"{title} ({len(rows)} × {len(cols)})"
                             + ("\n" + "; ".join(notes) if notes else "\nOK"),
-                            masked=blocked, framed=leaks, frame_color=RED, alert=bool(notes), mark="!",
+                            masked=blocked, framed=(found[key] > 1e-6) & blocked, frame_color=RED,
+                            alert=bool(notes), mark="!",
                             xlabel="source key" if key != "decoder" else "target key",
                             ylabel="target query" if key != "encoder" else "source query"))
-    what = WHAT_GOES_WRONG[routing]
-    if moved_items:
-        where = (f" (item 0 at positions [{_rows((change[0] > 1e-4).nonzero().flatten().tolist())}])"
-                 if 0 in moved_items else "")
-        moved = f"real target outputs move in items [{_rows(moved_items)}]{where}, up to {change.max():.2f}"
-    else:
-        moved = "no real target output moves (all within 1e-4 of the correct call)"
-    verdict = "correct" if routing == "correct" else (what + ("; " + "; ".join(problems) if problems else ""))
-    summary = (f"source {src_length} real + {S_MAX - src_length} pads, target {tgt_length} real + "
-               f"{T_MAX - tgt_length} pads, {padding_side} padding, {routing}: {verdict}; {moved}")
-    return View(tuple(panels), summary,
-                caption="hatched: blocked by the correct masks    red frame, !: weight on a blocked cell    "
-                        "weights: mean over 2 heads, item 0")
+    return outcome._replace(panels=tuple(panels))
 
 
 def encoder_decoder_explorer() -> Explorer:
@@ -464,11 +552,13 @@ EXPLORERS = (encoder_decoder_explorer,)
 
 # ---- Exercise checks -------------------------------------------------------------------------------------------
 
-def _bool_tensor(answer: object, what: str) -> torch.Tensor:
+def _bool_mask(answer: object) -> torch.Tensor:
     if not isinstance(answer, torch.Tensor):
-        raise Mistake(f"{what} should be a torch.Tensor, got {type(answer).__name__}")
+        raise Mistake(f"the mask should be a torch.Tensor, got {type(answer).__name__}",
+                      f"マスクは torch.Tensor にすること。渡されたのは {type(answer).__name__} である")
     if answer.dtype != torch.bool:
-        raise Mistake(f"{what} should be a bool tensor (True = blocked), got dtype {answer.dtype}")
+        raise Mistake(f"the mask should be a bool tensor (True = blocked), got dtype {answer.dtype}",
+                      f"マスクは bool テンソル（True = 遮断）にすること。dtype が {answer.dtype} になっている")
     return answer
 
 
@@ -478,32 +568,46 @@ def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> N
     masks = three_masks(src_lengths, tgt_lengths)
     expected = masks.cross
     N, T, S = expected.shape
-    answer = _bool_tensor(answer, "the mask")
+    answer = _bool_mask(answer)
     if tuple(answer.shape) == (N, S, T):
-        raise Mistake("the shape is transposed: one row per target query, one column per source key")
+        raise Mistake("the shape is transposed: one row per target query, one column per source key",
+                      "形状が転置している。ターゲットのクエリごとに 1 行、ソースのキーごとに 1 列である")
     if tuple(answer.shape) == (N, 1, S):
         raise Mistake("that broadcasts, but the exercise asks for one row per target query: expand it over the "
-                      "target rows")
+                      "target rows",
+                      "ブロードキャストはできるが、問われているのはターゲットのクエリごとに 1 行ある形である。"
+                      "ターゲットの行の方向に expand すること")
     if tuple(answer.shape) != (N, T, S):
-        raise Mistake(f"the shape should be (N, T, S): item, target query, source key; got {tuple(answer.shape)}")
+        raise Mistake(f"the shape should be (N, T, S): item, target query, source key; got {tuple(answer.shape)}",
+                      "形状は (N, T, S)、つまりサンプル、ターゲットのクエリ、ソースのキーの順になるはずである。"
+                      f"答えは {tuple(answer.shape)} になっている")
     if torch.equal(answer, ~expected):
-        raise Mistake("the polarity is flipped: True must mark what may NOT be attended to")
+        raise Mistake("the polarity is flipped: True must mark what may NOT be attended to",
+                      "極性が逆である。True で示すのは、参照してはならないところである")
     if torch.equal(answer, expected | cross_triangle(T, S)):
-        raise Mistake("cross-attention is never causal: the whole source is known before decoding starts")
+        raise Mistake("cross-attention is never causal: the whole source is known before decoding starts",
+                      "クロスアテンションは決して因果的ではない。ソースはデコードが始まる前にすべてそろっている")
     if torch.equal(answer, expected | masks.tgt_key_padding_mask[:, :, None]):
-        raise Mistake("hide keys, not queries: a target pad row with every key hidden has nothing left to read")
+        raise Mistake("hide keys, not queries: a target pad row with every key hidden has nothing left to read",
+                      "隠すのはクエリではなくキーである。ターゲットのパッド行ですべてのキーを隠すと、"
+                      "読むものが何も残らない")
     if torch.equal(answer, masks.tgt_key_padding_mask[:, :, None].expand(N, T, S)):
-        raise Mistake("the keys of cross-attention are the source words: it is the source's padding that counts")
+        raise Mistake("the keys of cross-attention are the source words: it is the source's padding that counts",
+                      "クロスアテンションのキーはソースの語である。意味をもつのはソースのパディングである")
     if torch.equal(answer, key_padding_mask(list(tgt_lengths), S)[:, None, :].expand(N, T, S)):
-        raise Mistake("those are the target's lengths: the keys of cross-attention are the source words")
+        raise Mistake("those are the target's lengths: the keys of cross-attention are the source words",
+                      "それはターゲットの長さである。クロスアテンションのキーはソースの語である")
     if torch.equal(answer, expected.flip(-1)):
-        raise Mistake("the batch is right-padded: the pads come after the real source words")
+        raise Mistake("the batch is right-padded: the pads come after the real source words",
+                      "このバッチは右パディングである。パッドはソースの実トークンの後ろに来る")
     positions, lengths = torch.arange(S), torch.tensor(list(src_lengths))[:, None]
     for shift in (-1, 1):
         if torch.equal(answer, (positions >= (lengths + shift).clamp(0, S))[:, None, :].expand(N, T, S)):
-            raise Mistake("off by one: positions 0 .. length - 1 are the real words, the pads start at the length")
+            raise Mistake("off by one: positions 0 .. length - 1 are the real words, the pads start at the length",
+                          "1 つずれている。位置 0 .. length - 1 が実トークンで、パッドは位置 length から始まる")
     if not torch.equal(answer, expected):
-        raise Mistake("not yet: in each item, block exactly the source pads, in every target row")
+        raise Mistake("not yet: in each item, block exactly the source pads, in every target row",
+                      "各サンプルで、ターゲットのどの行でも、ソースのパッドをちょうど過不足なく遮断すること")
 
 
 _ATTENTIONS = {   # attention -> (its padding mask argument, its attention mask argument, query and key lengths)
@@ -520,7 +624,9 @@ def _as_blocked(mask: torch.Tensor | None, name: str) -> torch.Tensor | None:
     if mask.dtype.is_floating_point and bool(((mask == 0) | (mask <= -1e9)).all()):
         return mask <= -1e9
     raise Mistake(f"{name}: a float mask is added to the scores, so only -inf (or a huge negative number) blocks; "
-                  "any other value hides nothing")
+                  "any other value hides nothing",
+                  f"{name}：float マスクはスコアに加算されるので、遮断するのは -inf（または非常に大きな負の数）"
+                  "だけである。それ以外の値は何も隠さない")
 
 
 def _blocked_cells(kwargs: dict, attention_name: str, N: int, H: int, sizes: dict) -> torch.Tensor:
@@ -537,34 +643,49 @@ def _blocked_cells(kwargs: dict, attention_name: str, N: int, H: int, sizes: dic
     return blocked
 
 
-def _diagnose_2(answer: dict, masks: Masks, N: int, H: int, sizes: dict) -> str:
+def _diagnose_2(answer: dict, masks: Masks, N: int, H: int, sizes: dict) -> Mistake:
     """The hint for a call whose outputs are wrong: the first attention whose blocked cells are not the right ones."""
     memory_mask = answer.get("memory_mask")
     if memory_mask is not None and torch.equal(memory_mask, masks.src_key_padding_mask):
-        return ("memory_mask is the cross-attention's (T, S) attention mask: row i is read as target query i's "
-                "mask, not item i's; padding has its own argument")
+        return Mistake("memory_mask is the cross-attention's (T, S) attention mask: row i is read as target query i's "
+                       "mask, not item i's; padding has its own argument",
+                       "memory_mask はクロスアテンションの (T, S) のアテンションマスクである。行 i は、サンプル i では"
+                       "なくターゲットのクエリ i のマスクとして読まれる。パディングには専用の引数がある")
     correct = routed("correct", masks)
-    titles = {"encoder": "the encoder", "decoder": "the decoder's self-attention", "cross": "cross-attention"}
+    titles = {"encoder": ("the encoder", "エンコーダ"),
+              "decoder": ("the decoder's self-attention", "デコーダの自己アテンション"),
+              "cross": ("cross-attention", "クロスアテンション")}
     for name in ("encoder", "cross", "decoder"):
         got = _blocked_cells(answer, name, N, H, sizes)
         want = _blocked_cells(correct, name, N, H, sizes)
         leaks, over = want & ~got, got & ~want
+        title, title_ja = titles[name]
         if leaks.any() and over.any():
-            return (f"{titles[name]} hides some keys it may read and shows some it must not: check each of its "
-                    "masks' polarity (True = blocked)")
+            return Mistake(f"{title} hides some keys it may read and shows some it must not: check each of its "
+                           "masks' polarity (True = blocked)",
+                           f"{title_ja}が、読んでよいキーの一部を隠し、見てはならないキーの一部を見せている。"
+                           "そのマスクそれぞれの極性（True = 遮断）を確かめること")
         if over.any():
             if name == "cross":
-                return "cross-attention hides real source words: it hides only the source pads, and is never causal"
-            return f"{titles[name]} hides keys it may read: check its masks' polarity (True = blocked)"
+                return Mistake("cross-attention hides real source words: it hides only the source pads, and is never "
+                               "causal",
+                               "クロスアテンションがソースの実トークンを隠している。隠すのはソースのパッドだけで、"
+                               "因果的になることはない")
+            return Mistake(f"{title} hides keys it may read: check its masks' polarity (True = blocked)",
+                           f"{title_ja}が、読んでよいキーを隠している。そのマスクの極性（True = 遮断）を確かめること")
         if leaks.any():
             if name == "decoder" and (leaks & masks.tgt_mask).any():
-                return "the decoder still sees the future"
+                return Mistake("the decoder still sees the future", "デコーダにまだ未来が見えている")
             if name == "decoder":
-                return ("the decoder's self-attention still reads the target pads: the real tokens are safe only "
-                        "because right padding puts the pads in their future")
-            return f"{titles[name]} still reads the source pads"
-    return ("the real outputs differ from the right call: check each mask's polarity (True = blocked) and which "
-            "padding mask goes where")
+                return Mistake("the decoder's self-attention still reads the target pads: the real tokens are safe "
+                               "only because right padding puts the pads in their future",
+                               "デコーダの自己アテンションがまだターゲットのパッドを読んでいる。実トークンが無事なのは、"
+                               "右パディングでパッドがその未来に来るからにすぎない")
+            return Mistake(f"{title} still reads the source pads", f"{title_ja}がまだソースのパッドを読んでいる")
+    return Mistake("the real outputs differ from the right call: check each mask's polarity (True = blocked) and "
+                   "which padding mask goes where",
+                   "実トークンの出力が正しい呼び出しと異なる。各マスクの極性（True = 遮断）と、どのパディングマスクを"
+                   "どこに渡すかを確かめること")
 
 
 @exercise
@@ -575,69 +696,97 @@ def check_2(answer: object, model: nn.Transformer, src: torch.Tensor, tgt: torch
     eval mode under no_grad (the two code paths); attention masks that hide the same cells as the padding masks
     are right too."""
     if not isinstance(answer, dict):
-        raise Mistake(f"give a dict of keyword arguments, e.g. {{'tgt_mask': ...}}, got {type(answer).__name__}")
+        raise Mistake(f"give a dict of keyword arguments, e.g. {{'tgt_mask': ...}}, got {type(answer).__name__}",
+                      f"キーワード引数の dict（たとえば {{'tgt_mask': ...}}）で答えること。"
+                      f"渡されたのは {type(answer).__name__} である")
     unknown = sorted(set(answer) - set(MASK_ARGUMENTS) - set(HINTS))
     if unknown:
-        raise Mistake(f"nn.Transformer has no mask argument named {unknown[0]!r}; its six are {list(MASK_ARGUMENTS)}")
+        raise Mistake(f"nn.Transformer has no mask argument named {unknown[0]!r}; its six are {list(MASK_ARGUMENTS)}",
+                      f"nn.Transformer に {unknown[0]!r} という名前のマスク引数はない。"
+                      f"マスク引数は {list(MASK_ARGUMENTS)} の 6 つである")
     if answer.get("tgt_is_causal") and answer.get("tgt_mask") is None:
-        raise Mistake("tgt_is_causal is a hint about tgt_mask, not a mask: the decoder still needs tgt_mask")
+        raise Mistake("tgt_is_causal is a hint about tgt_mask, not a mask: the decoder still needs tgt_mask",
+                      "tgt_is_causal はマスクではなく、tgt_mask についてのヒントである。デコーダには tgt_mask も"
+                      "必要である")
     if answer.get("src_is_causal") or answer.get("memory_is_causal"):
-        raise Mistake("the encoder and cross-attention are not causal: leave src_is_causal and memory_is_causal off")
+        raise Mistake("the encoder and cross-attention are not causal: leave src_is_causal and memory_is_causal off",
+                      "エンコーダとクロスアテンションは因果的ではない。src_is_causal と memory_is_causal は"
+                      "指定しないこと")
     src_mask = answer.get("src_mask")
     if isinstance(src_mask, torch.Tensor) and tuple(src_mask.shape) == tuple(masks.src_key_padding_mask.shape):
         raise Mistake("src_mask is the encoder's (S, S) attention mask, one row per query position; padding has its "
-                      "own argument")
+                      "own argument",
+                      "src_mask はエンコーダの (S, S) のアテンションマスクで、クエリの位置ごとに 1 行ある。"
+                      "パディングには専用の引数がある")
     right = True
-    for mode in ("training mode", "eval mode"):   # both code paths: the fast path accepts some masks training refuses
-        model.train(mode == "training mode")
+    for mode, mode_ja in (("training mode", "学習モード"), ("eval mode", "評価モード")):   # both code paths:
+        model.train(mode == "training mode")                     # the fast path accepts some masks training refuses
         try:
             with torch.no_grad() if mode == "eval mode" else torch.enable_grad():
                 got = model(src, tgt, **answer)
                 want = model(src, tgt, **routed("correct", masks))
         except (RuntimeError, AssertionError, TypeError) as error:
-            raise Mistake(f"nn.Transformer refuses these arguments in {mode}: {str(error).splitlines()[0]}") from None
+            first_line = str(error).splitlines()[0]                  # torch's own words stay English
+            raise Mistake(f"nn.Transformer refuses these arguments in {mode}: {first_line}",
+                          f"nn.Transformer が{mode_ja}でこの引数を受け付けない：{first_line}") from None
         finally:
             model.eval()
         right = right and bool((got - want).abs().max() <= 1e-5)    # every target position, pads included
     if not right:
         (N, S, _), T = src.shape, tgt.shape[1]
-        raise Mistake(_diagnose_2(answer, masks, N, model.nhead, {"S": S, "T": T}))
+        raise _diagnose_2(answer, masks, N, model.nhead, {"S": S, "T": T})
 
 
 @exercise
 def check_3(answer: object, target_ids: torch.Tensor, pad_id: int, start_id: int) -> None:
     """Exercise 3: (labels, decoder_input_ids) for padded target ids: -100 at the pads, then the right shift."""
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        raise Mistake("give two tensors: (labels, decoder_input_ids)")
+        raise Mistake("give two tensors: (labels, decoder_input_ids)",
+                      "2 つのテンソルの組 (labels, decoder_input_ids) で答えること")
     labels, decoder_input_ids = answer
     for name, t in (("labels", labels), ("decoder_input_ids", decoder_input_ids)):
         if not isinstance(t, torch.Tensor) or t.dtype != torch.long:
-            raise Mistake(f"{name} should be a torch.long tensor of token ids")
+            raise Mistake(f"{name} should be a torch.long tensor of token ids",
+                          f"{name} はトークン ID の torch.long テンソルにすること")
         if tuple(t.shape) != tuple(target_ids.shape):
-            raise Mistake(f"{name} should have the targets' shape (N, T) = {tuple(target_ids.shape)}")
+            raise Mistake(f"{name} should have the targets' shape (N, T) = {tuple(target_ids.shape)}",
+                          f"{name} の形状は、ターゲットと同じ (N, T) = {tuple(target_ids.shape)} にすること")
     pads = target_ids == pad_id
     want_labels = target_ids.masked_fill(pads, -100)
     want_inputs = torch.cat([torch.full_like(target_ids[:, :1], start_id), target_ids[:, :-1]], 1)
     if torch.equal(labels, want_inputs) and torch.equal(decoder_input_ids, want_labels):
-        raise Mistake("the order is swapped: first the labels, then the decoder's input")
+        raise Mistake("the order is swapped: first the labels, then the decoder's input",
+                      "順序が逆である。先にラベル、次にデコーダの入力である")
     if torch.equal(labels, target_ids):
-        raise Mistake("labels still hold the pad id at the pads: the loss would train the model to predict pads")
+        raise Mistake("labels still hold the pad id at the pads: the loss would train the model to predict pads",
+                      "labels のパッドの位置にパッド ID が残っている。これでは損失が、パッドを予測するように"
+                      "モデルを学習させてしまう")
     if torch.equal(labels[:, :-1], want_labels[:, 1:]):
-        raise Mistake("labels stay in place: the model shifts only the decoder's input, not the labels")
+        raise Mistake("labels stay in place: the model shifts only the decoder's input, not the labels",
+                      "labels は位置をずらさない。モデルがシフトするのはデコーダの入力だけで、ラベルではない")
     if not torch.equal(labels, want_labels):
-        raise Mistake("labels: keep each real target id where it is and mark only the pads with -100")
+        raise Mistake("labels: keep each real target id where it is and mark only the pads with -100",
+                      "labels：ターゲットの実トークンの ID はそれぞれ元の位置に残し、パッドだけを -100 にすること")
     if torch.equal(decoder_input_ids, target_ids):
-        raise Mistake("decoder_input_ids are not shifted: the decoder would read the very token it must predict")
+        raise Mistake("decoder_input_ids are not shifted: the decoder would read the very token it must predict",
+                      "decoder_input_ids がシフトされていない。これではデコーダが、予測すべきトークンそのものを"
+                      "読んでしまう")
     if (decoder_input_ids == -100).any():
-        raise Mistake("decoder_input_ids hold -100, which is no token id: the library puts the pad id there")
+        raise Mistake("decoder_input_ids hold -100, which is no token id: the library puts the pad id there",
+                      "decoder_input_ids に -100 が入っているが、-100 はトークン ID ではない。ライブラリはそこに"
+                      "パッド ID を入れる")
     at_pads = torch.cat([torch.zeros_like(pads[:, :1]), pads[:, :-1]], 1)   # where the shifted labels hold -100
     if torch.equal(decoder_input_ids[~at_pads], want_inputs[~at_pads]) and not torch.equal(decoder_input_ids,
                                                                                          want_inputs):
-        raise Mistake("where the shifted labels hold -100, the decoder input must be the pad id")
+        raise Mistake("where the shifted labels hold -100, the decoder input must be the pad id",
+                      "シフトしたラベルが -100 になる位置では、デコーダの入力はパッド ID でなければならない")
     if torch.equal(decoder_input_ids[:, :-1], target_ids[:, 1:]):
-        raise Mistake("that is a shift to the left: the decoder must read the PREVIOUS token at each position")
+        raise Mistake("that is a shift to the left: the decoder must read the PREVIOUS token at each position",
+                      "それは左へのシフトである。デコーダは各位置で、1 つ前のトークンを読まなければならない")
     if torch.equal(decoder_input_ids[:, 1:], want_inputs[:, 1:]) and not torch.equal(decoder_input_ids[:, :1],
                                                                                     want_inputs[:, :1]):
-        raise Mistake("the first decoder input must be the decoder start token")
+        raise Mistake("the first decoder input must be the decoder start token",
+                      "デコーダの最初の入力は、デコーダの開始トークンでなければならない")
     if not torch.equal(decoder_input_ids, want_inputs):
-        raise Mistake("decoder_input_ids: the start token, then the targets shifted one place to the right")
+        raise Mistake("decoder_input_ids: the start token, then the targets shifted one place to the right",
+                      "decoder_input_ids：開始トークンのあとに、ターゲットを 1 つ右にずらしたものが続く")

@@ -10,6 +10,7 @@ from torch.nn.attention.flex_attention import create_mask
 from helpers.chapters import ch10_packing_and_the_cost_of_padding as ch10
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
+from helpers.language import speaking
 from helpers.masks import causal_mask, key_padding_mask
 
 
@@ -191,3 +192,68 @@ def test_check_3_accepts_restarted_positions_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch10.check_3(answer, docs)
+
+
+# ---- the Japanese edition: the same checks and the explorer's summary speak Japanese ----
+
+def test_the_checks_hint_in_japanese():
+    batch = [7, 2, 3, 12, 5]
+    with speaking("ja"):
+        wrong_1 = {
+            "Python の数で答えること": "0.68",
+            "パーセントである": 100 * (1 - 231 / 720),
+            "有用なスコアの割合": 231 / 720,
+            "パッドの位置.*を数えている": 1 - 29 / 60,
+            "0 から 1 の間にある": -0.2,
+            "組を数えること": 0.5,
+        }
+        for hint, answer in wrong_1.items():
+            with pytest.raises(Mistake, match=hint):
+                ch10.check_1(answer, batch)
+
+        def window(test):
+            return lambda w: lambda b, h, q, kv: test(w, q, kv)
+
+        wrong_2 = {
+            "幅 w の関数にすること": 3,
+            "bool テンソルを返す関数を返すこと": lambda w: None,
+            "&、|、~（と括弧）で組み合わせること": window(lambda w, q, kv: q >= kv and q - kv < w),
+            "極性が逆である": window(lambda w, q, kv: (q < kv) | (q - kv >= w)),
+            "因果的でもなければならない": window(lambda w, q, kv: (q - kv).abs() < w),
+            "キー 1 つ分広すぎる": window(lambda w, q, kv: (q >= kv) & (q - kv <= w)),
+            "キー 1 つ分狭すぎる": window(lambda w, q, kv: (q >= kv) & (q - kv < w - 1)),
+            "因果的なウィンドウと一致しない": window(lambda w, q, kv: q >= kv),
+        }
+        for hint, answer in wrong_2.items():
+            with pytest.raises(Mistake, match=hint):
+                ch10.check_2(answer)
+        docs = [3, 1, 4, 2]
+        wrong_3 = {
+            r"\.tolist\(\) でリストになる": torch.tensor([0, 1, 2, 0, 0, 1, 2, 3, 0, 1]),
+            "10 個要る。答えは 4 個である": [0, 1, 2, 0],
+            "行全体の通し番号": list(range(10)),
+            "文書 ID": [0, 0, 0, 1, 2, 2, 2, 2, 3, 3],
+            "0 から始まる": [1, 2, 3, 1, 1, 2, 3, 4, 1, 2],
+            "文書 2（スロット 4〜7）": [0, 1, 2, 0, 0, 1, 2, 2, 0, 1],
+            "int のリストで答えること": [0.0] * 10,
+        }
+        for hint, answer in wrong_3.items():
+            with pytest.raises(Mistake, match=hint) as raised:
+                ch10.check_3(answer, docs)
+            assert raised.value.en != raised.value.ja
+
+
+def test_the_summary_speaks_japanese_and_english_is_unchanged():
+    english = ch10.packing_view("log-normal", 4, "pack").summary
+    assert english == ("log-normal lengths [8, 2, 1, 4, 1, 1, 4, 5], batch size 4, pack: 32 token slots for 26 "
+                       "tokens, wasted 19% of position-wise work and 50% of attention scores (one dense mask per "
+                       "row; the batch size does not change packing)")
+    with speaking("ja"):
+        japanese = ch10.packing_view("log-normal", 4, "pack").summary
+        assert japanese == ("log-normal の長さ [8, 2, 1, 4, 1, 1, 4, 5]、バッチサイズ 4、pack：トークン 26 個に 32 "
+                            "スロットを使い、位置ごとの計算の 19% とアテンションスコアの 50% が無駄になる"
+                            "（行ごとに密なマスクが 1 つ。バッチサイズはパッキングを変えない）")
+        assert "無駄になる" in ch10.packing_view("bimodal", 2, "bucket").summary
+        box = ch10.packing_explorer()
+        assert box.summary.value.startswith("log-normal の長さ")
+    assert ch10.packing_view("log-normal", 4, "pack").summary == english

@@ -9,6 +9,7 @@ from helpers import key_padding_mask
 from helpers.chapters import ch11_encoder_decoder_masks as ch11
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
+from helpers.language import speaking
 
 pytestmark = [pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage"),
               pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask and attn_mask")]
@@ -220,3 +221,126 @@ def test_check_3_accepts_labels_and_shift_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch11.check_3(answer, targets, 1, 2)
+
+
+# ---- the Japanese edition: the same checks, the summary and the refusal speak Japanese ----
+
+def test_the_outcome_holds_the_summarys_numbers():
+    left = ch11.encoder_decoder_outcome(3, 4, "left", "causal mask on cross-attention")
+    assert left.dead_rows == {"encoder": [], "decoder": [], "cross": [0, 1]}
+    assert left.hidden_rows["cross"] == [2, 3] and left.leaks["cross"] == 0
+    assert "no visible key in rows 0, 1" in left.panels[2].title          # the panel titles stay English
+    forgotten = ch11.encoder_decoder_outcome(routing="memory_key_padding_mask forgotten")
+    assert forgotten.moved_items == [0, 2, 3] and forgotten.moved_positions == [0, 1, 2, 3]
+    assert forgotten.leaks["cross"] > 0 and forgotten.leaks["encoder"] == 0
+    assert not ch11.encoder_decoder_outcome().moved_items
+    with pytest.raises(ValueError, match="routing must be one of"):
+        ch11.encoder_decoder_outcome(routing="x")
+
+
+def test_the_summary_speaks_japanese_and_english_is_unchanged():
+    english = ch11.encoder_decoder_view(routing="memory_key_padding_mask forgotten").summary
+    assert english == ("source 3 real + 2 pads, target 4 real + 0 pads, right padding, memory_key_padding_mask "
+                       "forgotten: cross-attention reads the source pads; cross-attention: weight on blocked cells "
+                       "(up to 0.25); real target outputs move in items [0, 2, 3] (item 0 at positions [0, 1, 2, 3]), "
+                       "up to 0.65")
+    with speaking("ja"):
+        japanese = ch11.encoder_decoder_view(routing="memory_key_padding_mask forgotten")
+        assert japanese.summary == (
+            "ソースは実トークン 3 + パッド 2、ターゲットは実トークン 4 + パッド 0、右パディング、"
+            "memory_key_padding_mask forgotten：クロスアテンションがソースのパッドを読む。クロスアテンション："
+            "遮断されたセルに重み（最大 0.25）。ターゲットの実トークンの出力が、サンプル [0, 2, 3] で最大 0.65 動く"
+            "（サンプル 0 では位置 [0, 1, 2, 3]）")
+        assert japanese.panels[2].title.endswith("weight on blocked cells (up to 0.25)")   # figures stay English
+        correct = ch11.encoder_decoder_view().summary
+        assert "correct：正しい。ターゲットの実トークンの出力はどれも動かない" in correct
+        left = ch11.encoder_decoder_view(padding_side="left", routing="causal mask on cross-attention").summary
+        assert ("左パディング、causal mask on cross-attention：ターゲットのクエリ i はソースの語 0..i しか読めない。"
+                "クロスアテンション：行 2, 3 で許されたキーに重みなし、行 0, 1 に見えるキーなし") in left
+        hint = ch11.encoder_decoder_view(routing="tgt_is_causal=True, no tgt_mask").summary
+        assert "マスクではなくヒントなので" in hint and "デコーダの自己アテンション：遮断されたセルに重み" in hint
+        with pytest.raises(ValueError, match="^nn.Transformer が RuntimeError を送出する："):
+            ch11.encoder_decoder_view(routing="padding mask as src_mask")
+        box = ch11.encoder_decoder_explorer()
+        assert box.summary.value.startswith("ソースは実トークン 3 + パッド 2")
+        box.controls["routing"].value = "padding mask as src_mask"
+        assert box.summary.value.startswith("<b>この組み合わせは不可：</b>nn.Transformer が RuntimeError を送出する")
+    assert ch11.encoder_decoder_view(routing="memory_key_padding_mask forgotten").summary == english   # not cached
+
+
+def test_check_1_hints_in_japanese():
+    right = key_padding_mask(SRC_1)[:, None, :].expand(3, 5, 6)
+    tgt_pads = key_padding_mask(TGT_1)
+    wrong = {
+        "bool テンソル（True = 遮断）にすること": right.int(),
+        "torch.Tensor にすること": right.tolist(),
+        "形状が転置している": right.transpose(1, 2),
+        r"形状は \(N, T, S\)": right[:, 0],
+        "極性が逆である": ~right,
+        "決して因果的ではない": right | ch11.cross_triangle(5, 6),
+        "隠すのはクエリではなくキー": right | tgt_pads[:, :, None],
+        "意味をもつのはソースのパディング": tgt_pads[:, :, None].expand(3, 5, 6),
+        "expand すること": right[:, :1],
+        "それはターゲットの長さ": key_padding_mask(TGT_1, 6)[:, None, :].expand(3, 5, 6),
+        "右パディングである": right.flip(-1),
+        "1 つずれている": key_padding_mask([n + 1 for n in SRC_1], 7)[:, None, :6].expand(3, 5, 6),
+        "過不足なく遮断すること": right.clone().fill_(False),
+    }
+    with speaking("ja"):
+        for hint, answer in wrong.items():
+            with pytest.raises(Mistake, match=hint):
+                ch11.check_1(answer, SRC_1, TGT_1)
+
+
+def test_check_2_hints_in_japanese(batch):
+    model, src, tgt, masks = batch
+    correct = ch11.routed("correct", masks)
+    without = {name: {k: v for k, v in correct.items() if k != name} for name in correct}
+    wrong = {
+        "キーワード引数の dict": list(correct.values()),
+        "'memory_padding_mask' という名前のマスク引数はない": {**correct,
+                                                             "memory_padding_mask": masks.src_key_padding_mask},
+        "tgt_mask についてのヒント": ch11.routed("tgt_is_causal=True, no tgt_mask", masks),
+        "ターゲットのクエリ i のマスクとして読まれる": ch11.routed("padding mask as memory_mask", masks),
+        "ソースの実トークンを隠している": ch11.routed("causal mask on cross-attention", masks),
+        "src_mask はエンコーダの": ch11.routed("padding mask as src_mask", masks),
+        "^クロスアテンションがまだソースのパッドを読んでいる$": without["memory_key_padding_mask"],
+        "^エンコーダがまだソースのパッドを読んでいる$": without["src_key_padding_mask"],
+        "^デコーダにまだ未来が見えている$": without["tgt_mask"],
+        "右パディングでパッドがその未来に来るから": without["tgt_key_padding_mask"],
+        "クロスアテンションが、読んでよいキーの一部を隠し": {**correct,
+                                                   "memory_key_padding_mask": ~masks.src_key_padding_mask},
+        "デコーダの自己アテンションが、読んでよいキーの一部を隠し": {**correct, "tgt_mask": masks.tgt_mask.T},
+        "^tgt_mask：float マスクはスコアに加算される": {**correct, "tgt_mask": torch.tril(torch.ones(4, 4))},
+        "^nn.Transformer が学習モードでこの引数を受け付けない：": {**correct, "tgt_mask": masks.decoder},
+        "src_is_causal と memory_is_causal は指定しないこと": {**correct, "src_is_causal": True},
+    }
+    with speaking("ja"):
+        for hint, answer in wrong.items():
+            with pytest.raises(Mistake, match=hint):
+                ch11.check_2(answer, *batch)
+
+
+def test_check_3_hints_in_japanese():
+    targets = torch.tensor([[30, 31, 32, 2], [33, 2, 1, 1], [34, 35, 2, 1]])
+    labels = targets.masked_fill(targets == 1, -100)
+    shifted = torch.cat([torch.full((3, 1), 2), targets[:, :-1]], 1)
+    wrong = {
+        "2 つのテンソルの組": labels,
+        "順序が逆である": (shifted, labels),
+        "labels は位置をずらさない": (torch.cat([labels[:, 1:], torch.full((3, 1), -100)], 1), shifted),
+        "torch.long テンソルにすること": (labels.float(), shifted),
+        r"ターゲットと同じ \(N, T\) = \(3, 4\)": (labels[:, :3], shifted),
+        "パッド ID が残っている": (targets, shifted),
+        "パッドだけを -100 にすること": (targets.masked_fill(targets == 2, -100), shifted),
+        "シフトされていない": (labels, targets),
+        "-100 はトークン ID ではない": (labels, torch.cat([torch.full((3, 1), 2), labels[:, :-1]], 1)),
+        "左へのシフト": (labels, torch.cat([targets[:, 1:], torch.full((3, 1), 1)], 1)),
+        "デコーダの開始トークンでなければならない": (labels, torch.cat([torch.full((3, 1), 1), targets[:, :-1]], 1)),
+        "パッド ID でなければならない": (labels, shifted.masked_fill(shifted == 1, 0)),
+        "1 つ右にずらしたもの": (labels, torch.cat([torch.full((3, 2), 2), targets[:, :-2]], 1)),
+    }
+    with speaking("ja"):
+        for hint, answer in wrong.items():
+            with pytest.raises(Mistake, match=hint):
+                ch11.check_3(answer, targets, 1, 2)
