@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("command", choices=["setup", "lab", "lint", "test", "unit", "portable", "execute", "slides",
-                                                        "site"])
+                                            "site"])
     parser.add_argument("notebooks", nargs="*", help="for execute: the chapters to re-run (default: all)")
     parser.add_argument("--torch-index", choices=["", "cpu"], default=os.environ.get("TORCH_INDEX", ""))
     parser.add_argument("--no-setup", action="store_true", help="use .venv as it is (make has set it up)")
