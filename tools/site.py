@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
@@ -524,6 +525,46 @@ def build(out: Path, chapters: list[str] | None = None, work: Path | None = None
     return dict(zip(EDITIONS, found, strict=True))
 
 
+class _Links(HTMLParser):
+    """A page's ids, and the local addresses it links to or loads (href, src)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.targets: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("id", "name") and value and not (tag == "meta" and name == "name"):
+                self.ids.add(value)
+            elif name in ("href", "src") and value and not re.match(r"[a-z][a-z0-9+.\-]*:", value):
+                self.targets.append(value)
+
+
+def broken_links(out: Path) -> list[tuple[str, str]]:
+    """Every (page, address) in the site at out whose local target is missing: a file, or an id in a page."""
+    parsed: dict[Path, _Links] = {}
+
+    def parse(path: Path) -> _Links:
+        if path not in parsed:
+            parsed[path] = _Links()
+            parsed[path].feed(path.read_text(encoding="utf-8", errors="replace"))
+        return parsed[path]
+
+    broken = []
+    for page in sorted(out.rglob("*.html")):
+        for target in parse(page).targets:
+            address, _, anchor = target.partition("#")
+            address = address.split("?", 1)[0]
+            path = (page.parent / address).resolve() if address else page
+            inside = path.is_relative_to(out.resolve()) or path == page
+            if not inside or not path.exists():
+                broken.append((page.relative_to(out).as_posix(), target))
+            elif anchor and path.suffix == ".html" and anchor not in parse(path).ids:
+                broken.append((page.relative_to(out).as_posix(), target))
+    return broken
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site")
@@ -537,8 +578,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{edition}: {line}", file=sys.stderr)
     print(f"site: {args.out / 'index.html'} ({time.perf_counter() - start:.1f} s; "
           f"{sum(map(len, warnings.values()))} warnings); publish: {links.site_url()}")
-    print(json.dumps({e: len(w) for e, w in warnings.items()}))
-    return 0
+    broken = broken_links(args.out.resolve())
+    for page, target in broken:
+        print(f"broken link: {page} -> {target}", file=sys.stderr)
+    print(f"{len(broken)} broken local links")
+    # the whole site must build clean (a part of it links to chapters it leaves out)
+    return 1 if chapters is None and (broken or any(warnings.values())) else 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
   "use strict";
   // Search result summaries are fetched from the result pages: browsers refuse fetch() on file://, so a site
   // opened from disk lists the results without them (a published site shows them).
-  if (location.protocol === "file:" && window.DOCUMENTATION_OPTIONS) {
+  // (DOCUMENTATION_OPTIONS is a global const of documentation_options.js, loaded before this file: not on window)
+  if (location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "undefined") {
     DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;
   }
   // A static explorer's iframe (its page posts its height, see tools/site.py) grows to its content.
