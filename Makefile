@@ -24,7 +24,7 @@ Or name one: make lab PYTHON=/path/to/python3.11  (3.12 and 3.13 install the sam
 endef
 export NO_PYTHON
 
-.PHONY: lab test lint unit portable execute slides explorers clean
+.PHONY: lab test lint unit portable execute slides explorers site clean
 
 # TORCH_INDEX given now but not at the last install (the stamp records it): set up again, torch from that index.
 ifneq ($(TORCH_INDEX),)
@@ -80,6 +80,11 @@ slides: $(STAMP)
 # no kernel and no network (helpers/static_explorer.py; a sub-grid where a chapter has too many settings).
 explorers: $(STAMP)
 	$(BIN)/python -m tools.static_explorers --edition $(EDITION)
+
+# The series as a static site in build/site/ (both editions: en/, ja/; open index.html), from the committed notebooks
+# without running them and with no network: Sphinx + myst-nb + Furo (tools/site.py).
+site: $(STAMP)
+	$(BIN)/python -m tools.site --out build/site
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

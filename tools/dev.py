@@ -10,6 +10,7 @@
   portable setup if needed, then every chapter through nbval under each of PyTorch's x86 CPU kernels
   execute  re-run chapters in place from a fresh kernel (all, or the ones named after the command)
   slides   a reveal.js deck per chapter in build/slides/ (opens from disk, no network needed)
+  site     the series as a static site in build/site/, both editions (tools/site.py; no network needed)
 
 `--torch-index cpu` (Linux) installs torch, at its pin in requirements.txt, from PyTorch's CPU-only wheel index
 first (the default index gives Linux the CUDA build, several GB). The stored outputs were measured on Python 3.11.
@@ -216,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     summary, _, details = __doc__.partition("\n")  # the summary once, as the description; the rest after the options
     parser = argparse.ArgumentParser(description=summary, formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=details.strip("\n"))
-    parser.add_argument("command", choices=["setup", "lab", "lint", "test", "unit", "portable", "execute", "slides"])
+    parser.add_argument("command", choices=["setup", "lab", "lint", "test", "unit", "portable", "execute", "slides",
+                                            "site"])
     parser.add_argument("notebooks", nargs="*", help="for execute: the chapters to re-run (default: all)")
     parser.add_argument("--torch-index", choices=["", "cpu"], default=os.environ.get("TORCH_INDEX", ""))
     parser.add_argument("--no-setup", action="store_true", help="use .venv as it is (make has set it up)")
@@ -249,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
             run(python, "-m", "tools.execute_notebooks", *chapters)
         elif args.command == "slides":
             run(python, "-m", "tools.slides", "--out", "build/slides")
+        elif args.command == "site":
+            run(python, "-m", "tools.site", "--out", "build/site")
     except subprocess.CalledProcessError as error:
         return error.returncode
     except KeyboardInterrupt:

@@ -1,7 +1,9 @@
 """Where the series lives on GitHub, and every link and cell that says so: the ONE place that names it.
 
-REPOSITORY (owner/name) and REF below make every Binder and Colab link, and Colab's install of helpers/:
-- README.md and README.ja.md: their reference-style `[binder]:` and `[colab]:` lines;
+REPOSITORY (owner/name) and REF below make every Binder and Colab link, Colab's install of helpers/, and the
+address the book site (`make site`, tools/site.py) is published at (GitHub Pages: site_url):
+- README.md and README.ja.md: their reference-style `[binder]:`, `[colab]:` and `[site]:` lines;
+- the site's "how to run" pages and each chapter page's launch links (tools/site.py builds them from here);
 - every chapter, in both editions: a badge cell (id `colab-badge`) right after the title cell with both launch
   links for that notebook's own path, and a set-up cell (id `colab-setup`), the first code cell. The set-up
   cell sets the language the helpers speak (helpers.language: "ja" in notebooks/ja/, "en" in notebooks/), the
@@ -44,6 +46,21 @@ def colab_url(notebook: str) -> str:
     return f"https://colab.research.google.com/github/{REPOSITORY}/blob/{REF}/{notebook}"
 
 
+def site_url(edition: str = "") -> str:
+    """Where GitHub Pages publishes build/site/ for REPOSITORY (a project site: https://OWNER.github.io/NAME/; a
+    repository named OWNER.github.io is served at the root); with `edition` ("en", "ja"), that edition's start."""
+    if edition not in ("", "en", "ja"):
+        raise ValueError(f"edition must be '', 'en' or 'ja', got {edition!r}")
+    owner, name = REPOSITORY.split("/")
+    root = f"https://{owner.lower()}.github.io/" + ("" if name.lower() == f"{owner.lower()}.github.io" else f"{name}/")
+    return root + (f"{edition}/" if edition else "")
+
+
+def source_url(path: str) -> str:
+    """GitHub's page for a file of the repository (path from the repository root) at REF."""
+    return f"https://github.com/{REPOSITORY}/blob/{REF}/{path}"
+
+
 def package_spec() -> str:
     """pip requirement that installs helpers/ from the repository (what Colab's set-up cell installs)."""
     return f"attention-masks-helpers[notebooks] @ git+https://github.com/{REPOSITORY}@{REF}"
@@ -55,12 +72,13 @@ def font_spec() -> str:
 
 
 def readme_links(start: str = START) -> dict[str, str]:
-    """A README's reference-style launch links: name -> URL."""
-    return {"binder": binder_url(start), "colab": colab_url(start)}
+    """A README's reference-style links: name -> URL (launch links for `start`, and its edition's site)."""
+    edition = "ja" if start.startswith("notebooks/ja/") else "en"
+    return {"binder": binder_url(start), "colab": colab_url(start), "site": site_url(edition)}
 
 
 def write_readme(path: Path = ROOT / "README.md", start: str = START) -> bool:
-    """Point README's `[binder]: ...` and `[colab]: ...` lines at the URLs above; True if the file changed."""
+    """Point README's `[binder]:`, `[colab]:` and `[site]:` lines at the URLs above; True if the file changed."""
     text = new = path.read_text(encoding="utf-8")
     for name, url in readme_links(start).items():
         line = re.compile(rf"^\[{name}\]: .*$", re.MULTILINE)

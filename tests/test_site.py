@@ -1,0 +1,84 @@
+"""The book site's configuration (tools/site.py), without building it: every chapter of both editions, the cheat
+sheet, the glossary and the run page are pages; each page has its twin; a chapter's copy drops what needs a
+kernel or the web. tests/browser/test_site.py builds a small site and checks it in Chromium."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+
+from tools import links, site
+
+ROOT = site.ROOT
+
+
+@pytest.mark.parametrize("edition", site.EDITIONS)
+def test_every_chapter_and_page_is_in_the_site(edition: str):
+    folder = ROOT / "notebooks" / ("ja" if edition == "ja" else "")
+    chapters = sorted(p.stem for p in folder.glob("[0-9][0-9]_*.ipynb"))
+    assert len(chapters) >= 14
+    assert site.pages(edition) == [*chapters, "cheatsheet", "glossary", "run"]
+    tree = site.toctree(edition, site.pages(edition))   # chapter 0 holds the table of contents
+    assert all(re.search(rf"^{name}$", tree, re.M) for name in site.pages(edition) if name != site.ROOT_DOC)
+    assert re.search(r"^self$", tree, re.M), "chapter 0 is the first entry"
+    config = site.sphinx_config(edition)
+    assert config["language"] == edition and config["root_doc"] == site.ROOT_DOC
+    assert config["nb_execution_mode"] == "off", "the site shows the committed outputs; it runs nothing"
+    assert config["nb_ipywidgets_js"] == {}, "no widget scripts from a CDN"
+    assert not config["mathjax_path"].startswith("http"), "math from the vendored KaTeX, not MathJax's CDN"
+
+
+def test_both_editions_have_the_same_pages():
+    """The language switch links each page to the page of the same name in the other edition."""
+    assert site.pages("en") == site.pages("ja")
+
+
+def test_glossary_pages():
+    english = site.glossary_source("en")
+    assert english.startswith("# Glossary") and "**dead row**" in english and "## " not in english
+    assert "[]{#dead-row}" in site.markdown("ja", site.glossary_source("ja")), "raw anchors become MyST targets"
+
+
+@pytest.mark.parametrize("edition", site.EDITIONS)
+def test_run_page_takes_its_urls_from_links_py(edition: str):
+    chapters = site.chapter_paths(edition)
+    text = site.run_source(edition, chapters)
+    folder = "notebooks/ja/" if edition == "ja" else "notebooks/"
+    assert links.binder_url(folder + "00_start_here.ipynb") in text
+    assert all(links.colab_url(folder + p.name) in text for p in chapters)
+    assert links.site_url() in text and "make lab" in text
+
+
+def test_site_url_is_derived_from_the_repository(monkeypatch):
+    monkeypatch.setattr(links, "REPOSITORY", "Someone/series")
+    assert links.site_url() == "https://someone.github.io/series/"
+    assert links.site_url("ja") == "https://someone.github.io/series/ja/"
+    monkeypatch.setattr(links, "REPOSITORY", "someone/someone.github.io")
+    assert links.site_url() == "https://someone.github.io/"
+    with pytest.raises(ValueError, match="edition"):
+        links.site_url("fr")
+
+
+@pytest.mark.parametrize("edition", site.EDITIONS)
+def test_a_chapter_as_the_site_shows_it(edition: str):
+    path = site.chapter_paths(edition, ["00", "02"])[1]
+    nb = site.prepare_notebook(nbformat.read(path, as_version=4), edition, links.relative(path))
+    ids = [cell.get("id") for cell in nb.cells]
+    assert links.SETUP_ID not in ids, "no Colab install cell on the site"
+    badge = nb.cells[ids.index(links.BADGE_ID)].source
+    assert "<img" not in badge and "![" not in badge and links.colab_url(links.relative(path)) in badge
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    frames = [o["data"]["text/html"] for o in outputs if "site-explorer" in o.get("data", {}).get("text/html", "")]
+    assert len(frames) == 1 and f'src="../explorers/{path.stem}.html?embed#explorer-1"' in frames[0]
+    hidden = [cell for cell in nb.cells if cell.metadata.get("jupyter", {}).get("source_hidden")]
+    assert hidden and all("hide-input" in cell.metadata["tags"] for cell in hidden)
+    assert "widgets" not in nb.metadata
+
+
+def test_links_out_of_the_notebooks_go_to_github():
+    text = site.markdown("en", "[the module](../helpers/training.py), [ch. 1](01_the_pad_question.ipynb)")
+    assert text == f"[the module]({links.source_url('helpers/training.py')}), [ch. 1](01_the_pad_question.ipynb)"
+    assert site.markdown("ja", "[x](../../helpers/training.py)") == f"[x]({links.source_url('helpers/training.py')})"
