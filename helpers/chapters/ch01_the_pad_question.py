@@ -70,10 +70,10 @@ def check_1(answer: object, ids: torch.Tensor) -> None:
                       f"解答の形状は {tuple(answer.shape)}")
     if torch.equal(answer[:, 0], ~is_word):
         raise Mistake("that is the opposite polarity: True must mark the real tokens",
-                      "極性が逆になっている：True で示すのは実トークンのほうである")
+                      "極性が逆になっている。True で示すのは実トークンのほうである")
     if not torch.equal(answer[:, 0], is_word):
         raise Mistake("True must mark exactly the real tokens of each sentence: check the second sentence too",
-                      "True は各文の実トークンにだけ、過不足なく立てること：2 つ目の文も確かめること")
+                      "True は各文の実トークンにだけ、過不足なく立てること。2 つ目の文も確かめること")
 
 
 @exercise
@@ -88,7 +88,7 @@ def check_2(answer: object, ids: torch.Tensor) -> None:
                       "2 つの数で答えること：(number_filled, number_of_question_cells)")
     if tuple(answer) == (unsure, filled):
         raise Mistake("the two numbers are swapped: the filled cells come first",
-                      "2 つの数が入れ替わっている：-1e9 で埋めたセルの数が先である")
+                      "2 つの数が入れ替わっている。-1e9 で埋めたセルの数が先である")
     if answer[0] != filled:
         if answer[0] == int((~real).sum()):
             raise Mistake("that counts pad tokens; each pad column has one cell per query row",
@@ -97,7 +97,7 @@ def check_2(answer: object, ids: torch.Tensor) -> None:
                       "両方の文で、すべてのパッド列のセルを数えること")
     if answer[1] != unsure:
         raise Mistake("the '?' cells are pad rows x real columns, in each sentence: count both",
-                      "「?」のセルは、それぞれの文のパッド行 × 実トークンの列である：両方の文で数えること")
+                      "「?」のセルは、それぞれの文のパッド行 × 実トークンの列である。両方の文で数えること")
 
 
 @exercise

@@ -39,7 +39,7 @@ def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", ma
                              f"{lowest:g}): choose fill finfo.min. In PyTorch, masked_fill({fill}) on a {dtype} "
                              "tensor raises an overflow error.",
                              f"埋め値 {fill} は {dtype} に収まらない（{dtype} で最も小さい数 finfo.min は "
-                             f"{lowest:g}）：埋め値には finfo.min を選ぶこと。PyTorch では、{dtype} のテンソルに "
+                             f"{lowest:g}）。埋め値には finfo.min を選ぶこと。PyTorch では、{dtype} のテンソルに "
                              f"masked_fill({fill}) を適用するとオーバーフローのエラーになる。"))
     steps = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=pad_rows, fill=FILLS[fill])
     hidden = pad[None, :] | (pad[:, None] if mask_pad_rows else False)
@@ -109,7 +109,7 @@ class _NoSoftmax(TorchDispatchMode):
             name = func.overloadpacket.__name__
             raise Mistake("by hand, please: the task forbids torch.softmax and every other softmax "
                           f"(your function called {name})",
-                          "手計算で求めること：この問題では torch.softmax も、ほかのどのソフトマックスも使えない"
+                          "手計算で求めること。この問題では torch.softmax も、ほかのどのソフトマックスも使えない"
                           f"（あなたの関数は {name} を呼び出した）")
         return func(*args, **(kwargs or {}))
 
@@ -145,33 +145,33 @@ def check_1(answer: object, row: torch.Tensor) -> None:
         if got.isnan().all():
             raise Mistake(f"every weight is NaN on {name}: every exp there underflowed to 0, and 0 / 0 is NaN. "
                           "Your shift pushed even that row's largest score far below 0 (step 3)",
-                          f"{name_ja}で、すべての重みが NaN になった：そこではどの exp も 0 にアンダーフローし、"
+                          f"{name_ja}で、すべての重みが NaN になった。そこではどの exp も 0 にアンダーフローし、"
                           "0 / 0 は NaN である。シフトによって、その行の最大のスコアまで 0 よりはるかに下へ"
                           "押し下げている（ステップ 3）")
         if got.isnan().any():
             raise Mistake(f"NaN on {name}: after your shift some cell is still far above 0, its exp overflows to "
                           "inf, and inf / inf is NaN. Which number must the shift subtract (step 2)?",
-                          f"{name_ja}で NaN になった：シフトの後も 0 よりはるかに大きいセルが残り、その exp が "
+                          f"{name_ja}で NaN になった。シフトの後も 0 よりはるかに大きいセルが残り、その exp が "
                           "inf にオーバーフローして、inf / inf が NaN になる。シフトではどの数を引くべきか"
                           "（ステップ 2）？")
         sigmoid_model = torch.sigmoid(r) / torch.sigmoid(r).sum()
         if torch.allclose(got, sigmoid_model, atol=1e-6, rtol=0) and not torch.allclose(got, want, atol=1e-6, rtol=0):
             raise Mistake("that is the author's sigmoid model (step 9), not softmax: use exp",
-                          "それは著者のシグモイドのモデル（ステップ 9）で、ソフトマックスではない：exp を使うこと")
+                          "それは著者のシグモイドのモデル（ステップ 9）で、ソフトマックスではない。exp を使うこと")
         if torch.allclose(got.exp(), want, atol=1e-6, rtol=0):
             raise Mistake("those are log-weights (a log-softmax): return the weights themselves",
-                          "それは重みの対数（log-softmax）である：重みそのものを返すこと")
+                          "それは重みの対数（log-softmax）である。重みそのものを返すこと")
         if not torch.allclose(got.sum(), torch.ones((), dtype=r.dtype), atol=1e-5):
             raise Mistake("the weights do not sum to 1: divide each exp by the sum of the row's exps",
-                          "重みの和が 1 にならない：各 exp を、その行の exp の和で割ること")
+                          "重みの和が 1 にならない。各 exp を、その行の exp の和で割ること")
         if not torch.allclose(got, want, atol=1e-4, rtol=0):       # 1e-4: float32 rounding of other recipes
             raise Mistake("the weights sum to 1 but are not softmax's: subtract the same number, the row's max, "
                           "from every cell, then exp, then divide",
-                          "重みの和は 1 だが、ソフトマックスの重みではない：すべてのセルから同じ数（行の最大値）を"
+                          "重みの和は 1 だが、ソフトマックスの重みではない。すべてのセルから同じ数（行の最大値）を"
                           "引き、exp をとり、それから和で割ること")
         if not (got[r == -1e9] == 0).all():
             raise Mistake("the masked cells (-1e9) must get exactly 0.0: add nothing to the exps or their sum",
-                          "マスクされたセル（-1e9）の重みはちょうど 0.0 にすること：exp にもその和にも何も足さないこと")
+                          "マスクされたセル（-1e9）の重みはちょうど 0.0 にすること。exp にもその和にも何も足さないこと")
 
 
 @exercise
@@ -201,13 +201,13 @@ def check_2(answer: object, tokens: list[str]) -> None:
         raise Mistake("that shares the row among the real words only; but a masked pad row hides the words' "
                       "cells too: which cells does it have, and how do they differ?",
                       "それは行の重みを単語のセルだけで分け合った値である。しかしマスクしたパッド行では、単語の"
-                      "セルも隠される：その行にはどんなセルがあり、それらは互いにどう違うか？")
+                      "セルも隠される。その行にはどんなセルがあり、それらは互いにどう違うか？")
     if abs(answer - 1 / n_pads) < 1e-6:
         raise Mistake("that shares the row among the pad keys only; the words' cells are filled with -1e9 too",
                       "それは行の重みをパッドのキーだけで分け合った値である。単語のセルも -1e9 で埋められている")
     raise Mistake("every cell of a masked pad row holds the same number: what does softmax make of a constant row "
                   "(step 8)?",
-                  "マスクしたパッド行では、どのセルも同じ数である：ソフトマックスは定数の行から何を作るか"
+                  "マスクしたパッド行では、どのセルも同じ数である。ソフトマックスは定数の行から何を作るか"
                   "（ステップ 8）？")
 
 
@@ -222,18 +222,18 @@ FLOAT16_ROWS = {  # real float16 scores (then two masked keys) on which a fixed 
     "about -20000": ([-20000.0, -20005.0, -20010.0],
                      ("in a row whose real scores are about -20000, the masked keys kept a weight: a fixed number "
                       "works only while every real score stays far above it",
-                      "実トークンのスコアが -20000 前後の行で、マスクしたキーに重みが残った：固定の数が使えるのは、"
+                      "実トークンのスコアが -20000 前後の行で、マスクしたキーに重みが残った。固定の数が使えるのは、"
                       "実トークンのスコアがどれもその数よりはるかに大きいあいだだけである")),
     "about -60000": ([-60000.0, -60010.0, -60020.0],
                      ("in a row whose real scores are about -60000 (still float16 numbers), the masked keys kept a "
                       "weight: float16 holds scores that low, so the fill must sit far below them",
                       "実トークンのスコアが -60000 前後（これも float16 の数である）の行で、マスクしたキーに重みが"
-                      "残った：float16 はそこまで低いスコアも表せるので、埋め値はそれよりはるかに下になければ"
+                      "残った。float16 はそこまで低いスコアも表せるので、埋め値はそれよりはるかに下になければ"
                       "ならない")),
     "at -65472": ([-65472.0, -65472.0, -65472.0],
                   ("in a row whose real scores are -65472, the masked keys kept a weight: float16 can hold real "
                    "scores this low",
-                   "実トークンのスコアが -65472 の行で、マスクしたキーに重みが残った：float16 はこれほど低い"
+                   "実トークンのスコアが -65472 の行で、マスクしたキーに重みが残った。float16 はこれほど低い"
                    "実トークンのスコアも表せる")),
 }
 
@@ -254,26 +254,26 @@ def check_3(answer: object, row: torch.Tensor, key_is_pad: torch.Tensor) -> None
     answer = float(answer)
     if answer != answer:
         raise Mistake("NaN is no fill: every row it touches becomes NaN",
-                      "NaN は埋め値にならない：NaN が入った行はすべて NaN になる")
+                      "NaN は埋め値にならない。NaN が入った行はすべて NaN になる")
     try:
         filled = row.half().masked_fill(key_is_pad, answer)
     except RuntimeError:
         raise Mistake(f"masked_fill refuses {answer:g} in float16: that number lies outside float16's range "
                       "(step 11)",
-                      f"float16 では masked_fill が {answer:g} を受け付けない：その数は float16 の範囲の外にある"
+                      f"float16 では masked_fill が {answer:g} を受け付けない。その数は float16 の範囲の外にある"
                       "（ステップ 11）") from None
     if answer >= 0:
         raise Mistake("a fill must be very negative, far below every real score",
-                      "埋め値は大きな負の数にすること：どの実トークンのスコアよりも、はるかに小さくなければならない")
+                      "埋め値は大きな負の数にすること。どの実トークンのスコアよりも、はるかに小さくなければならない")
     full_row = torch.full((5,), answer, dtype=torch.float16)
     if torch.softmax(full_row, -1).isnan().any():
         raise Mistake("a fully masked row became NaN: -inf - (-inf) is NaN (step 10); pick a finite number",
-                      "完全にマスクされた行が NaN になった：-inf - (-inf) は NaN である（ステップ 10）。"
+                      "完全にマスクされた行が NaN になった。-inf - (-inf) は NaN である（ステップ 10）。"
                       "有限の数を選ぶこと")
     if not (torch.softmax(filled, -1)[key_is_pad] == 0).all():
         raise Mistake("in the exercise's row the masked keys kept a weight: the fill is not far enough below its "
                       "scores (step 3)",
-                      "確認問題の行で、マスクしたキーに重みが残った：埋め値がその行のスコアより十分に小さくない"
+                      "確認問題の行で、マスクしたキーに重みが残った。埋め値がその行のスコアより十分に小さくない"
                       "（ステップ 3）")
     for scores, (hint, hint_ja) in FLOAT16_ROWS.values():
         hard = torch.tensor([*scores, 0.0, 0.0], dtype=torch.float16)

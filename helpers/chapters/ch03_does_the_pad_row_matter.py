@@ -143,7 +143,7 @@ def _layer_output(answer: object, shape: tuple[int, ...]) -> torch.Tensor:
     """The learner's layer output, or a Mistake that names what was stored instead."""
     if isinstance(answer, tuple | list) and len(answer) == 2 and isinstance(answer[0], torch.Tensor):
         raise Mistake("attention_layer returns (output, weights): store the output only, e.g. answer, _ = ...",
-                      "attention_layer は (output, weights) を返す：出力だけを格納すること（例：answer, _ = ...）")
+                      "attention_layer は (output, weights) を返す。出力だけを格納すること（例：answer, _ = ...）")
     if not isinstance(answer, torch.Tensor) or tuple(answer.shape) != shape:
         got = tuple(answer.shape) if isinstance(answer, torch.Tensor) else type(answer).__name__
         raise Mistake(f"store layer 2's output, shape {shape}; got {got}",
@@ -168,26 +168,26 @@ def check_1(answer: object, h1: torch.Tensor, W2: Sequence[torch.Tensor], pad: t
         return
     if same(zeroed):
         raise Mistake("that is layer 2's input, h1 with zeroed pad rows: run the layer on it",
-                      "それは 2 層目の入力（パッド行をゼロにした h1）である：それに層を適用すること")
+                      "それは 2 層目の入力（パッド行をゼロにした h1）である。それに層を適用すること")
     if same(attention_layer(h1, W2, pad)[0]):
         raise Mistake("that is layer 2 on the original h1: set the pad rows of the copy to zero first",
-                      "それは元の h1 に 2 層目を適用したものである：先にコピーのパッド行をゼロにすること")
+                      "それは元の h1 に 2 層目を適用したものである。先にコピーのパッド行をゼロにすること")
     if same(attention_layer(h1 * 0, W2, pad)[0]):
         raise Mistake("that zeroes every row of h1, the real ones too: zero only the pad rows (pad marks them)",
-                      "それは h1 の行を実トークンの行まですべてゼロにしている：ゼロにするのはパッド行"
+                      "それは h1 の行を実トークンの行まですべてゼロにしている。ゼロにするのはパッド行"
                       "（pad が示す行）だけにすること")
     if same(attention_layer(zeroed, toy.params()[1:], pad)[0]):
         raise Mistake("that used layer 1's weights W1: layer 2 has its own, W2",
-                      "それは 1 層目の重み W1 を使っている：2 層目には 2 層目の重み W2 がある")
+                      "それは 1 層目の重み W1 を使っている。2 層目には 2 層目の重み W2 がある")
     if same(attention_layer(zeroed, W2, torch.zeros_like(pad))[0]):
         raise Mistake("the real rows changed: layer 2 must still get the key mask pad",
-                      "実トークンの行が変わった：2 層目にもキーマスク pad を渡すこと")
+                      "実トークンの行が変わった。2 層目にもキーマスク pad を渡すこと")
     if same(attention_steps(zeroed @ W2[0], zeroed @ W2[1], zeroed @ W2[2], key_padding_mask=pad).output):
         raise Mistake("that is the attention output alone: attention_layer adds it to its input (the residual)",
-                      "それはアテンションの出力だけである：attention_layer はそれを入力に足す（残差接続）")
+                      "それはアテンションの出力だけである。attention_layer はそれを入力に足す（残差接続）")
     if not torch.allclose(answer[~pad], expected[~pad], atol=1e-6, rtol=0):
         raise Mistake("the real rows differ from the book's layer 2: run attention_layer(copy, W2, pad)",
-                      "実トークンの行が書籍の 2 層目と異なる：attention_layer(copy, W2, pad) を実行すること")
+                      "実トークンの行が書籍の 2 層目と異なる。attention_layer(copy, W2, pad) を実行すること")
     raise Mistake("the real rows are right, but the pad rows are not layer 2's output for zeroed pad rows",
                   "実トークンの行は正しいが、パッド行が、パッド行をゼロにしたときの 2 層目の出力になっていない")
 
@@ -212,12 +212,12 @@ def check_2(answer: object) -> None:
         if "must match" in str(error) or "broadcast" in str(error):
             raise Mistake(f"shapes do not fit ({error}); pad is (N, S) and h is (N, S, E): give the mask a "
                           "feature dimension",
-                          f"形状が合わない（{error}）。pad は (N, S)、h は (N, S, E) である：マスクに特徴量の"
+                          f"形状が合わない（{error}）。pad は (N, S)、h は (N, S, E) である。マスクに特徴量の"
                           "次元を加えること") from None
         raise
     if isinstance(got, tuple) and hasattr(got, "values"):
         raise Mistake(".max(dim) returns (values, indices): return the values",
-                      ".max(dim) は (values, indices) を返す：values を返すこと")
+                      ".max(dim) は (values, indices) を返す。values を返すこと")
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, 4):
         shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
         raise Mistake(f"the result should have shape (N, E) = (2, 4), one value per sentence and feature; got {shape}",
@@ -227,18 +227,18 @@ def check_2(answer: object) -> None:
         return
     if torch.equal(got, h.max(1).values):
         raise Mistake("that is the max over every position: the pads took part",
-                      "それはすべての位置にわたる最大値である：パッドも加わっている")
+                      "それはすべての位置にわたる最大値である。パッドも加わっている")
     if torch.equal(got, h.masked_fill(~pad.unsqueeze(-1), float("-inf")).max(1).values):
         raise Mistake("that is the max over the pad positions: pad is True at the pads, not at the real tokens",
-                      "それはパッド位置にわたる最大値である：pad が True なのはパッドで、実トークンではない")
+                      "それはパッド位置にわたる最大値である。pad が True なのはパッドで、実トークンではない")
     if torch.equal(got[0], expected[0]) and (got[1] == 0).any():
         raise Mistake("sentence 2's features are all negative, and a pad filled with 0 won the max: fill the pads "
                       "with a value that no real number can be below",
-                      "2 つ目の文の特徴量はすべて負で、0 で埋めたパッドが最大値になった：どんな実数もそれより"
+                      "2 つ目の文の特徴量はすべて負で、0 で埋めたパッドが最大値になった。どんな実数もそれより"
                       "小さくなれない値でパッドを埋めること")
     raise Mistake("not the largest value among each sentence's real tokens: check sentence 2, which has one real "
                   "token",
-                  "各文の実トークンの中での最大値になっていない：実トークンが 1 つしかない 2 つ目の文を確かめること")
+                  "各文の実トークンの中での最大値になっていない。実トークンが 1 つしかない 2 つ目の文を確かめること")
 
 
 def _leaky_heads(x: torch.Tensor, x_junk: torch.Tensor, pad: torch.Tensor, params: Sequence[torch.Tensor],
@@ -257,15 +257,15 @@ def _leaky_heads(x: torch.Tensor, x_junk: torch.Tensor, pad: torch.Tensor, param
 
 HEAD_HINTS = {  # letter -> the hint (English, Japanese) when the learner got that head wrong (left out or put in)
     "a": ("look again at (a): which token sits at the last position of 犬 猫 鳥 <pad> <pad>?",
-          "(a) を見直すこと：犬 猫 鳥 <pad> <pad> の最後の位置にあるのはどのトークンか？"),
+          "(a) を見直すこと。犬 猫 鳥 <pad> <pad> の最後の位置にあるのはどのトークンか？"),
     "b": ("look again at (b): it reads 鳥, a real token; can anything from a pad reach a real row through the "
           "key mask (step 3)?",
-          "(b) を見直すこと：これは実トークンの 鳥 を読む。キーマスクがあるのに、パッドから何かが実トークンの行に"
+          "(b) を見直すこと。これは実トークンの 鳥 を読む。キーマスクがあるのに、パッドから何かが実トークンの行に"
           "届くことはあるか（ステップ 3）？"),
     "c": ("look again at (c): it divides by the right count, but what does h.sum(1) add up?",
-          "(c) を見直すこと：正しい個数で割っているが、h.sum(1) は何を足し合わせているか？"),
+          "(c) を見直すこと。正しい個数で割っているが、h.sum(1) は何を足し合わせているか？"),
     "d": ("look again at (d): without ignore_index, what does the loss ask of the pad positions?",
-          "(d) を見直すこと：ignore_index がないとき、損失はパッド位置に何を求めるか？"),
+          "(d) を見直すこと。ignore_index がないとき、損失はパッド位置に何を求めるか？"),
 }
 
 

@@ -37,7 +37,7 @@ def kpm_view(seed: int = 0, pad: float = 1000, masked: bool = True, item: int = 
     if float(pad) in real:
         raise ValueError(say(f"PAD={pad:g} is also a real value in the data (1 to 12): data == PAD would hide "
                              "a real token. Pick a PAD value that never occurs in real data.",
-                             f"PAD={pad:g} はデータの実際の値（1 から 12）でもある：data == PAD では実トークンまで"
+                             f"PAD={pad:g} はデータの実際の値（1 から 12）でもある。data == PAD では実トークンまで"
                              "隠れてしまう。実際のデータに決して現れない PAD の値を選ぶこと。"))
     data = kpm_batch(pad)
     kpm = (data == pad)[:, :, 0]
@@ -103,16 +103,16 @@ def check_1(answer: object, ids: torch.Tensor, pad_id: int = 0) -> None:
         return
     if torch.equal(answer, ~expected):
         raise Mistake("that is the opposite polarity: for key_padding_mask, True means 'ignore this key' (a pad)",
-                      "極性が逆になっている：key_padding_mask では、True は「このキーを無視する」（パッドである）"
+                      "極性が逆になっている。key_padding_mask では、True は「このキーを無視する」（パッドである）"
                       "という意味である")
     if torch.equal(answer, expected.flip(-1)):
         raise Mistake("that puts the pads at the start of each row; here they are at the end (right padding)",
                       "それは各行の先頭にパッドを置いている。ここではパッドは末尾にある（右パディング）")
     if answer[~expected].any():
         raise Mistake(f"a real token is masked: True only where the id is the pad id {pad_id}",
-                      f"実トークンがマスクされている：True にするのは、ID がパッドの ID {pad_id} である位置だけである")
+                      f"実トークンがマスクされている。True にするのは、ID がパッドの ID {pad_id} である位置だけである")
     raise Mistake("a pad is left visible: every pad position needs True",
-                  "見えるままのパッドがある：パッドの位置はすべて True にすること")
+                  "見えるままのパッドがある。パッドの位置はすべて True にすること")
 
 
 @exercise
@@ -140,7 +140,7 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, data: torch.Tensor
     if kpm[item, answer]:
         raise Mistake(f"key {answer} is a pad key of item {item}: the mask hides it, so its weight is exactly 0, "
                       f"whatever the pad value",
-                      f"キー {answer} はサンプル {item} のパッドのキーである：マスクがそれを隠すので、パッドの値が"
+                      f"キー {answer} はサンプル {item} のパッドのキーである。マスクがそれを隠すので、パッドの値が"
                       "何であれ、その重みはちょうど 0 である")
     real = data[item, ~kpm[item], 0]
     if answer == int(real.argmax()):
@@ -150,7 +150,7 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, data: torch.Tensor
                       f"{pad:g} なので、パッドのクエリは負である")
     raise Mistake("a query this large puts almost all its weight on one extreme visible key: reason from "
                   "step 7 which one, for a negative query",
-                  "これほど大きなクエリは、見えるキーのうち値が端にある 1 つに重みのほとんどすべてを置く：負のクエリ"
+                  "これほど大きなクエリは、見えるキーのうち値が端にある 1 つに重みのほとんどすべてを置く。負のクエリ"
                   "ではそれがどのキーか、ステップ 7 から推論すること")
 
 
@@ -178,6 +178,6 @@ def check_3(answer: object, weights: torch.Tensor) -> None:
                       "それは 1 つのヘッドの表である。モジュールの表は、すべてのヘッドを合わせたものである")
     if (answer - weights.sum(dim=1)).abs().max() < 1e-6:
         raise Mistake("that is the sum over the heads: its rows no longer sum to 1",
-                      "それはヘッドについての和である：その行の和はもう 1 にならない")
+                      "それはヘッドについての和である。その行の和はもう 1 にならない")
     raise Mistake("each cell should combine the heads' weights of the same item, query and key, equally",
                   "各セルは、同じサンプル・クエリ・キーに対する各ヘッドの重みを、等しい割合で合わせたものになるはずである")

@@ -57,7 +57,7 @@ def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bo
                              "is padding or in its future, and nn.MultiheadAttention returns NaN for such a row. "
                              "For training, pad on the right (or switch one of the masks off); batched generation "
                              "pads on the left and must handle such rows (chapter 7).",
-                             f"クエリ {query}（{token}）には見えるキーが 1 つもなくなる：見てよいキーがすべて"
+                             f"クエリ {query}（{token}）には見えるキーが 1 つもなくなる。見てよいキーがすべて"
                              "パディングか未来にあり、そのような行に対して nn.MultiheadAttention は NaN を返す。"
                              "学習では右側にパディングする（あるいはマスクのどちらかをオフにする）。バッチ生成では"
                              "左側にパディングするので、そのような行を扱わなければならない（第 7 章）。"))
@@ -126,21 +126,21 @@ def check_1(answer: object, mha: torch.nn.MultiheadAttention, x: torch.Tensor, w
                       f"形状は (L, S) = {tuple(expected.shape)} になるはずだが、{tuple(answer.shape)} になっている")
     if torch.equal(answer, ~expected):
         raise Mistake("that is the opposite polarity: True must mean 'not allowed'",
-                      "極性が逆になっている：True は「許されない」という意味にすること")
+                      "極性が逆になっている。True は「許されない」という意味にすること")
     if (~answer).triu(1).any():
         raise Mistake("a query may see a later key: the window must stay causal",
-                      "後ろのキーを見られるクエリがある：ウィンドウも因果的でなければならない")
+                      "後ろのキーを見られるクエリがある。ウィンドウも因果的でなければならない")
     if (answer.diagonal()).any():
         raise Mistake("a query must be allowed to see itself", "クエリは自分自身を見られるようにすること")
     if torch.equal(answer, causal_mask(L)):
         raise Mistake("that is the plain causal mask: the window must also hide keys further back",
-                      "それはただの因果マスクである：ウィンドウは、もっと前のキーも隠さなければならない")
+                      "それはただの因果マスクである。ウィンドウは、もっと前のキーも隠さなければならない")
     if not torch.equal(answer, expected):
         if (~answer & expected).any():
             raise Mistake("the window is too wide: some query sees a key too far back",
-                          "ウィンドウが広すぎる：前にさかのぼりすぎたキーを見ているクエリがある")
+                          "ウィンドウが広すぎる。前にさかのぼりすぎたキーを見ているクエリがある")
         raise Mistake("the window is too narrow: some query misses the key just before it",
-                      "ウィンドウが狭すぎる：直前のキーを見られないクエリがある")
+                      "ウィンドウが狭すぎる。直前のキーを見られないクエリがある")
     with torch.no_grad():
         _, weights = mha(x, x, x, attn_mask=answer)
     allowed = (~expected).float()
@@ -176,7 +176,7 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, batch: torch.Tenso
                       "すべてのキーにわたって一様な行は、両方のマスクを無視している")
     if (got > 1e-6).tolist()[lengths[item]:] != [False] * (L - lengths[item]):
         raise Mistake(f"a pad key gets weight 0: item {item} now has {lengths[item]} real tokens",
-                      f"パッドのキーの重みは 0 である：サンプル {item} の実トークンは、今度は {lengths[item]} 個である")
+                      f"パッドのキーの重みは 0 である。サンプル {item} の実トークンは、今度は {lengths[item]} 個である")
     raise Mistake(f"which keys may query {query} see under both masks? The visible keys have equal scores here",
                   f"両方のマスクのもとで、クエリ {query} はどのキーを見てよいか？"
                   "ここでは見えるキーのスコアはすべて等しい")
@@ -193,7 +193,7 @@ def check_3(answer: object, per_item: torch.Tensor, mha: torch.nn.MultiheadAtten
     expected = per_item.repeat_interleave(H, dim=0)
     if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
         raise Mistake("keep the bool type of per_item: a bool tensor",
-                      "per_item の bool 型を保つこと：bool テンソルにする")
+                      "per_item と同じく bool テンソルにすること")
     if answer.shape != expected.shape:
         raise Mistake(f"shape (N*num_heads, L, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}",
                       f"形状は (N*num_heads, L, S) = {tuple(expected.shape)} になるはずだが、"
@@ -202,7 +202,7 @@ def check_3(answer: object, per_item: torch.Tensor, mha: torch.nn.MultiheadAtten
         if torch.equal(answer, per_item.repeat(H, 1, 1)):
             raise Mistake("that is head-major order (all items for head 0, then head 1, ...): the module reads "
                           "slice n*num_heads + h as item n's mask",
-                          "それはヘッド優先の順序（ヘッド 0 の全サンプル、次にヘッド 1 の全サンプル…）である："
+                          "それはヘッド優先の順序（ヘッド 0 の全サンプル、次にヘッド 1 の全サンプル…）である。"
                           "モジュールはスライス n*num_heads + h をサンプル n のマスクとして読む")
         raise Mistake("slice n*num_heads + h must be item n's mask, for every head h",
                       "どのヘッド h についても、スライス n*num_heads + h がサンプル n のマスクでなければならない")

@@ -175,7 +175,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     per_item = causal_mask(S)[None] | kpm[:, None, :]
     with torch.no_grad():
         reference, _ = mha6(seq, seq, seq, attn_mask=causal_mask(S), key_padding_mask=kpm)
-    wrong_3 = {"bool 型を保つ": per_item.repeat_interleave(H, 0).float(),
+    wrong_3 = {"per_item と同じく bool テンソル": per_item.repeat_interleave(H, 0).float(),
                "(N*num_heads, L, S) = (6, 6, 6) になるはず": per_item,
                "ヘッド優先の順序": per_item.repeat(H, 1, 1),
                "どのヘッド h についても": per_item.unsqueeze(0).expand(H, N, S, S).reshape(N * H, S, S).flip(0)}
