@@ -9,14 +9,17 @@ import torch
 from helpers import arguments, toy
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
+from helpers.language import say
 
 
 def pad_cells_view(n_pads: int = 2) -> View:
     """The book's masked score table for 5 tokens with `n_pads` pads: -1e9 cells hatched, '?' cells framed."""
     tokens = toy.tokens(n_pads)
     if n_pads == len(tokens):
-        raise ValueError("every token is <pad>: no real word is left to look at. "
-                         "A batch never holds an empty sentence; keep at least one word.")
+        raise ValueError(say("every token is <pad>: no real word is left to look at. "
+                             "A batch never holds an empty sentence; keep at least one word.",
+                             "すべてのトークンが <pad> で、見るべき単語が 1 つも残らない。"
+                             "バッチに空の文が入ることはないので、単語を少なくとも 1 つ残すこと。"))
     ids, _, q, k, _ = toy.qkv(tokens)
     mask = (ids != toy.PAD_ID).unsqueeze(1)                       # the book's mask, (1, 1, S), True = real key
     scores = q @ k.transpose(-2, -1) / toy.D_MODEL ** 0.5
@@ -25,8 +28,12 @@ def pad_cells_view(n_pads: int = 2) -> View:
     panel = Panel(masked_scores, tokens, tokens, title="scores after masked_fill(-1e9)",
                   masked=(mask == 0)[0], framed=unsure, mark="?")
     changed = int((masked_scores != scores[0]).sum())
-    return View((panel,), f"{n_pads} pad(s): {changed} cells set to -1e9 (the pad columns), "
-                          f"{int(unsure.sum())} '?' cells (pad query rows x real key columns) keep their scores",
+    n_unsure = int(unsure.sum())
+    return View((panel,), say(f"{n_pads} pad(s): {changed} cells set to -1e9 (the pad columns), "
+                              f"{n_unsure} '?' cells (pad query rows x real key columns) keep their scores",
+                              f"パッド {n_pads} 個：{changed} 個のセル（パッド列）が -1e9 になり、"
+                              f"{n_unsure} 個の「?」のセル（パッドのクエリの行 × 実トークンのキーの列）は"
+                              "スコアを保つ"),
                 caption="hatched: set to -1e9    orange ?: pad query x real key, left as it was")
 
 
@@ -54,14 +61,19 @@ def check_1(answer: object, ids: torch.Tensor) -> None:
     ids = _token_ids(ids)
     is_word = (ids != toy.PAD_ID) & (ids != toy.VOCAB["<unk>"])        # (N, S), from the vocabulary
     if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("the mask should be a bool tensor (a comparison such as ids != pad_id gives one)")
+        raise Mistake("the mask should be a bool tensor (a comparison such as ids != pad_id gives one)",
+                      "マスクは bool テンソルにすること（ids != pad_id のような比較で得られる）")
     if answer.dim() != 3 or answer.shape[0] != ids.shape[0] or answer.shape[1:] != (1, ids.shape[1]):
         raise Mistake(f"the shape should be (N, 1, S), with a size-1 query dimension in the middle; "
-                      f"got {tuple(answer.shape)}")
+                      f"got {tuple(answer.shape)}",
+                      f"形状は、真ん中にサイズ 1 のクエリの次元がある (N, 1, S) になるはずである。"
+                      f"解答の形状は {tuple(answer.shape)}")
     if torch.equal(answer[:, 0], ~is_word):
-        raise Mistake("that is the opposite polarity: True must mark the real tokens")
+        raise Mistake("that is the opposite polarity: True must mark the real tokens",
+                      "極性が逆になっている。True で示すのは実トークンのほうである")
     if not torch.equal(answer[:, 0], is_word):
-        raise Mistake("True must mark exactly the real tokens of each sentence: check the second sentence too")
+        raise Mistake("True must mark exactly the real tokens of each sentence: check the second sentence too",
+                      "True は各文の実トークンにだけ、過不足なく立てること。2 つ目の文も確かめること")
 
 
 @exercise
@@ -72,15 +84,20 @@ def check_2(answer: object, ids: torch.Tensor) -> None:
     filled = int((~real).sum()) * ids.shape[1]                         # each pad column has S cells, one per query
     unsure = int(((~real).unsqueeze(2) & real.unsqueeze(1)).sum())     # pad query x real key
     if not isinstance(answer, tuple | list) or len(answer) != 2:
-        raise Mistake("give two numbers: (number_filled, number_of_question_cells)")
+        raise Mistake("give two numbers: (number_filled, number_of_question_cells)",
+                      "2 つの数で答えること：(number_filled, number_of_question_cells)")
     if tuple(answer) == (unsure, filled):
-        raise Mistake("the two numbers are swapped: the filled cells come first")
+        raise Mistake("the two numbers are swapped: the filled cells come first",
+                      "2 つの数が入れ替わっている。-1e9 で埋めたセルの数が先である")
     if answer[0] != filled:
         if answer[0] == int((~real).sum()):
-            raise Mistake("that counts pad tokens; each pad column has one cell per query row")
-        raise Mistake("count the cells of every pad column, in both sentences")
+            raise Mistake("that counts pad tokens; each pad column has one cell per query row",
+                          "それはパッドのトークンの数である。各パッド列には、クエリの行ごとに 1 つずつセルがある")
+        raise Mistake("count the cells of every pad column, in both sentences",
+                      "両方の文で、すべてのパッド列のセルを数えること")
     if answer[1] != unsure:
-        raise Mistake("the '?' cells are pad rows x real columns, in each sentence: count both")
+        raise Mistake("the '?' cells are pad rows x real columns, in each sentence: count both",
+                      "「?」のセルは、それぞれの文のパッド行 × 実トークンの列である。両方の文で数えること")
 
 
 @exercise
@@ -92,12 +109,17 @@ def check_3(answer: object, scores: torch.Tensor, ids: torch.Tensor) -> None:
     both = real.unsqueeze(2) & real.unsqueeze(1)                       # (N, S, S)
     if not isinstance(answer, torch.Tensor) or answer.shape != scores.shape:
         got = tuple(answer.shape) if isinstance(answer, torch.Tensor) else type(answer).__name__
-        raise Mistake(f"the answer should be the masked scores, shape {tuple(scores.shape)}; got {got}")
+        raise Mistake(f"the answer should be the masked scores, shape {tuple(scores.shape)}; got {got}",
+                      f"解答はマスク後のスコアで、形状は {tuple(scores.shape)} になるはずである。"
+                      f"受け取った解答は {got}")
     if answer.isinf().any():
-        raise Mistake("fill with -1e9, as the book does, not with -inf")
+        raise Mistake("fill with -1e9, as the book does, not with -inf",
+                      "-inf ではなく、書籍と同じく -1e9 で埋めること")
     if not torch.equal(answer[both], scores[both]):
-        raise Mistake("the cells where query and key are both real words must keep their scores")
+        raise Mistake("the cells where query and key are both real words must keep their scores",
+                      "クエリとキーがどちらも実トークンであるセルは、元のスコアを保つこと")
     if not (answer[~real.unsqueeze(2).expand_as(both)] == -1e9).all():
-        raise Mistake("the pad rows must be -1e9 too, not only the pad columns")
+        raise Mistake("the pad rows must be -1e9 too, not only the pad columns",
+                      "パッド列だけでなく、パッド行も -1e9 にすること")
     if not (answer[~both] == -1e9).all():
-        raise Mistake("the pad columns must be -1e9")
+        raise Mistake("the pad columns must be -1e9", "パッド列を -1e9 にすること")

@@ -19,6 +19,7 @@ from helpers import arguments, toy
 from helpers.attention import attention_steps
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
+from helpers.language import say
 
 # --- two layers, and what a layer does with the pad query rows ---
 
@@ -75,8 +76,10 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
     """Two layers with a pad-row policy and junk in the pad rows between them, against the book without junk."""
     tokens = toy.tokens(n_pads)
     if n_pads == len(tokens):
-        raise ValueError("every token is <pad>: there is no real token whose output could be checked. "
-                         "Keep at least one word.")
+        raise ValueError(say("every token is <pad>: there is no real token whose output could be checked. "
+                             "Keep at least one word.",
+                             "すべてのトークンが <pad> で、出力を確かめられる実トークンがない。"
+                             "単語を少なくとも 1 つ残すこと。"))
     if junk not in JUNK:
         raise ValueError(f"junk must be one of {list(JUNK)}, got {junk!r}")
     pad, h1, reference, W2 = _layer1(policy, n_pads)
@@ -101,13 +104,19 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
                     xlabel="feature", ylabel=""))
 
     real_diff = diff[~pad[0]].max().item()
-    text = f"policy {policy}, junk {junk}, {n_pads} pad(s): real rows max |change| = {real_diff:g}"
+    text = say(f"policy {policy}, junk {junk}, {n_pads} pad(s): real rows max |change| = {real_diff:g}",
+               f"扱い方 {policy}、ゴミ値 {junk}、パッド {n_pads} 個：実トークンの行の最大 |変化| = {real_diff:g}")
     if n_pads:
-        text += f"; pad rows max |change| = {diff[pad[0]].max().item():g}"
+        pad_diff = diff[pad[0]].max().item()
+        text += say(f"; pad rows max |change| = {pad_diff:g}", f"、パッド行の最大 |変化| = {pad_diff:g}")
     if math.isnan(real_diff) and policy == "-inf" and junk == "none":
-        text += ". The -inf pad rows are NaN after layer 1, and in layer 2 a NaN value weighted 0 gives 0 x NaN = NaN"
+        text += say(". The -inf pad rows are NaN after layer 1, and in layer 2 a NaN value weighted 0 gives "
+                    "0 x NaN = NaN",
+                    "。-inf のパッド行は 1 層目の後で NaN になり、2 層目では重み 0 をかけた NaN のバリューが "
+                    "0 × NaN = NaN になる")
     elif math.isnan(real_diff):
-        text += ". NaN reached the real rows: a pad value weighted 0 gives 0 x NaN = NaN"
+        text += say(". NaN reached the real rows: a pad value weighted 0 gives 0 x NaN = NaN",
+                    "。NaN が実トークンの行に届いた：重み 0 をかけたパッドのバリューが 0 × NaN = NaN になる")
     caption = ("hatched: masked before softmax" + ("    (the pad rows are zeroed after softmax, not masked)"
                                                    if policy == "zero" else ""))
     return View(panels, text, caption=caption)
@@ -133,10 +142,12 @@ EXPLORERS = (pad_rows_explorer,)
 def _layer_output(answer: object, shape: tuple[int, ...]) -> torch.Tensor:
     """The learner's layer output, or a Mistake that names what was stored instead."""
     if isinstance(answer, tuple | list) and len(answer) == 2 and isinstance(answer[0], torch.Tensor):
-        raise Mistake("attention_layer returns (output, weights): store the output only, e.g. answer, _ = ...")
+        raise Mistake("attention_layer returns (output, weights): store the output only, e.g. answer, _ = ...",
+                      "attention_layer は (output, weights) を返す。出力だけを格納すること（例：answer, _ = ...）")
     if not isinstance(answer, torch.Tensor) or tuple(answer.shape) != shape:
         got = tuple(answer.shape) if isinstance(answer, torch.Tensor) else type(answer).__name__
-        raise Mistake(f"store layer 2's output, shape {shape}; got {got}")
+        raise Mistake(f"store layer 2's output, shape {shape}; got {got}",
+                      f"2 層目の出力（形状 {shape}）を格納すること。格納されていたのは {got}")
     return answer
 
 
@@ -156,20 +167,29 @@ def check_1(answer: object, h1: torch.Tensor, W2: Sequence[torch.Tensor], pad: t
     if same(expected):
         return
     if same(zeroed):
-        raise Mistake("that is layer 2's input, h1 with zeroed pad rows: run the layer on it")
+        raise Mistake("that is layer 2's input, h1 with zeroed pad rows: run the layer on it",
+                      "それは 2 層目の入力（パッド行をゼロにした h1）である。それに層を適用すること")
     if same(attention_layer(h1, W2, pad)[0]):
-        raise Mistake("that is layer 2 on the original h1: set the pad rows of the copy to zero first")
+        raise Mistake("that is layer 2 on the original h1: set the pad rows of the copy to zero first",
+                      "それは元の h1 に 2 層目を適用したものである。先にコピーのパッド行をゼロにすること")
     if same(attention_layer(h1 * 0, W2, pad)[0]):
-        raise Mistake("that zeroes every row of h1, the real ones too: zero only the pad rows (pad marks them)")
+        raise Mistake("that zeroes every row of h1, the real ones too: zero only the pad rows (pad marks them)",
+                      "それは h1 の行を実トークンの行まですべてゼロにしている。ゼロにするのはパッド行"
+                      "（pad が示す行）だけにすること")
     if same(attention_layer(zeroed, toy.params()[1:], pad)[0]):
-        raise Mistake("that used layer 1's weights W1: layer 2 has its own, W2")
+        raise Mistake("that used layer 1's weights W1: layer 2 has its own, W2",
+                      "それは 1 層目の重み W1 を使っている。2 層目には 2 層目の重み W2 がある")
     if same(attention_layer(zeroed, W2, torch.zeros_like(pad))[0]):
-        raise Mistake("the real rows changed: layer 2 must still get the key mask pad")
+        raise Mistake("the real rows changed: layer 2 must still get the key mask pad",
+                      "実トークンの行が変わった。2 層目にもキーマスク pad を渡すこと")
     if same(attention_steps(zeroed @ W2[0], zeroed @ W2[1], zeroed @ W2[2], key_padding_mask=pad).output):
-        raise Mistake("that is the attention output alone: attention_layer adds it to its input (the residual)")
+        raise Mistake("that is the attention output alone: attention_layer adds it to its input (the residual)",
+                      "それはアテンションの出力だけである。attention_layer はそれを入力に足す（残差接続）")
     if not torch.allclose(answer[~pad], expected[~pad], atol=1e-6, rtol=0):
-        raise Mistake("the real rows differ from the book's layer 2: run attention_layer(copy, W2, pad)")
-    raise Mistake("the real rows are right, but the pad rows are not layer 2's output for zeroed pad rows")
+        raise Mistake("the real rows differ from the book's layer 2: run attention_layer(copy, W2, pad)",
+                      "実トークンの行が書籍の 2 層目と異なる。attention_layer(copy, W2, pad) を実行すること")
+    raise Mistake("the real rows are right, but the pad rows are not layer 2's output for zeroed pad rows",
+                  "実トークンの行は正しいが、パッド行が、パッド行をゼロにしたときの 2 層目の出力になっていない")
 
 
 @exercise
@@ -177,7 +197,8 @@ def check_2(answer: object) -> None:
     """Exercise 2: `answer` is masked_max(h, pad), max pooling over the real positions; tried on a seeded batch
     in which the pads are junk and one sentence has a single real token whose features are all negative."""
     if not callable(answer):
-        raise Mistake("answer with a function: def masked_max(h, pad): ..., then masked_max = that function")
+        raise Mistake("answer with a function: def masked_max(h, pad): ..., then masked_max = that function",
+                      "関数で答えること：def masked_max(h, pad): ... と書いて、masked_max をその関数にする")
     g = torch.Generator().manual_seed(0)
     h = torch.randn(2, 5, 4, generator=g)
     h[1, 0] = -h[1, 0].abs() - 0.1                               # sentence 2's one real token: all features < 0
@@ -190,24 +211,34 @@ def check_2(answer: object) -> None:
     except RuntimeError as error:
         if "must match" in str(error) or "broadcast" in str(error):
             raise Mistake(f"shapes do not fit ({error}); pad is (N, S) and h is (N, S, E): give the mask a "
-                          "feature dimension") from None
+                          "feature dimension",
+                          f"形状が合わない（{error}）。pad は (N, S)、h は (N, S, E) である。マスクに特徴量の"
+                          "次元を加えること") from None
         raise
     if isinstance(got, tuple) and hasattr(got, "values"):
-        raise Mistake(".max(dim) returns (values, indices): return the values")
+        raise Mistake(".max(dim) returns (values, indices): return the values",
+                      ".max(dim) は (values, indices) を返す。values を返すこと")
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, 4):
         shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-        raise Mistake(f"the result should have shape (N, E) = (2, 4), one value per sentence and feature; got {shape}")
+        raise Mistake(f"the result should have shape (N, E) = (2, 4), one value per sentence and feature; got {shape}",
+                      "結果の形状は、文と特徴量ごとに 1 つの値をもつ (N, E) = (2, 4) になるはずである。"
+                      f"返ってきたのは {shape}")
     if torch.equal(got, expected):
         return
     if torch.equal(got, h.max(1).values):
-        raise Mistake("that is the max over every position: the pads took part")
+        raise Mistake("that is the max over every position: the pads took part",
+                      "それはすべての位置にわたる最大値である。パッドも加わっている")
     if torch.equal(got, h.masked_fill(~pad.unsqueeze(-1), float("-inf")).max(1).values):
-        raise Mistake("that is the max over the pad positions: pad is True at the pads, not at the real tokens")
+        raise Mistake("that is the max over the pad positions: pad is True at the pads, not at the real tokens",
+                      "それはパッド位置にわたる最大値である。pad が True なのはパッドで、実トークンではない")
     if torch.equal(got[0], expected[0]) and (got[1] == 0).any():
         raise Mistake("sentence 2's features are all negative, and a pad filled with 0 won the max: fill the pads "
-                      "with a value that no real number can be below")
+                      "with a value that no real number can be below",
+                      "2 つ目の文の特徴量はすべて負で、0 で埋めたパッドが最大値になった。どんな実数もそれより"
+                      "小さくなれない値でパッドを埋めること")
     raise Mistake("not the largest value among each sentence's real tokens: check sentence 2, which has one real "
-                  "token")
+                  "token",
+                  "各文の実トークンの中での最大値になっていない。実トークンが 1 つしかない 2 つ目の文を確かめること")
 
 
 def _leaky_heads(x: torch.Tensor, x_junk: torch.Tensor, pad: torch.Tensor, params: Sequence[torch.Tensor],
@@ -224,12 +255,17 @@ def _leaky_heads(x: torch.Tensor, x_junk: torch.Tensor, pad: torch.Tensor, param
             if any(not torch.equal(a, b) for a, b in zip(grads(x, head), grads(x_junk, head), strict=True))}
 
 
-HEAD_HINTS = {  # letter -> the hint when the learner got that head wrong (left it out, or put it in)
-    "a": "look again at (a): which token sits at the last position of 犬 猫 鳥 <pad> <pad>?",
-    "b": "look again at (b): it reads 鳥, a real token; can anything from a pad reach a real row through the "
-         "key mask (step 3)?",
-    "c": "look again at (c): it divides by the right count, but what does h.sum(1) add up?",
-    "d": "look again at (d): without ignore_index, what does the loss ask of the pad positions?",
+HEAD_HINTS = {  # letter -> the hint (English, Japanese) when the learner got that head wrong (left out or put in)
+    "a": ("look again at (a): which token sits at the last position of 犬 猫 鳥 <pad> <pad>?",
+          "(a) を見直すこと。犬 猫 鳥 <pad> <pad> の最後の位置にあるのはどのトークンか？"),
+    "b": ("look again at (b): it reads 鳥, a real token; can anything from a pad reach a real row through the "
+          "key mask (step 3)?",
+          "(b) を見直すこと。これは実トークンの 鳥 を読む。キーマスクがあるのに、パッドから何かが実トークンの行に"
+          "届くことはあるか（ステップ 3）？"),
+    "c": ("look again at (c): it divides by the right count, but what does h.sum(1) add up?",
+          "(c) を見直すこと。正しい個数で割っているが、h.sum(1) は何を足し合わせているか？"),
+    "d": ("look again at (d): without ignore_index, what does the loss ask of the pad positions?",
+          "(d) を見直すこと。ignore_index がないとき、損失はパッド位置に何を求めるか？"),
 }
 
 
@@ -251,12 +287,17 @@ def check_3(answer: object, x: torch.Tensor, x_junk: torch.Tensor, pad: torch.Te
     if isinstance(answer, str):
         answer = [c for c in answer.lower() if c.isalpha()]
     if isinstance(answer, dict) or not isinstance(answer, set | frozenset | list | tuple):
-        raise Mistake('give a set of letters, e.g. {"a"} (or set() for none)')
+        raise Mistake('give a set of letters, e.g. {"a"} (or set() for none)',
+                      '文字の集合で答えること（例：{"a"}。1 つもなければ set()）')
     letters = {str(a).strip().lower() for a in answer}
     unknown = letters - set(heads)
     if unknown:
-        raise Mistake(f"the heads are a, b, c and d; got {sorted(unknown)}")
+        raise Mistake(f"the heads are a, b, c and d; got {sorted(unknown)}",
+                      f"ヘッドは a、b、c、d の 4 つである。受け取った文字は {sorted(unknown)}")
     wrong = sorted(letters ^ leaky)
     if wrong:
-        more = f" (and {len(wrong) - 1} more letter(s) to rethink)" if len(wrong) > 1 else ""
-        raise Mistake(HEAD_HINTS[wrong[0]] + more)
+        hint, hint_ja = HEAD_HINTS[wrong[0]]
+        if len(wrong) > 1:
+            hint += f" (and {len(wrong) - 1} more letter(s) to rethink)"
+            hint_ja += f"（ほかにも見直すべき文字が {len(wrong) - 1} 個ある）"
+        raise Mistake(hint, hint_ja)

@@ -9,6 +9,7 @@ import torch
 from helpers import arguments
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
+from helpers.language import say
 
 KPM_LENGTHS = (4, 3, 5)  # the chapter-4 batch: 1 2 3 4 | 5 6 7 | 8 9 10 11 12
 
@@ -34,8 +35,10 @@ def kpm_view(seed: int = 0, pad: float = 1000, masked: bool = True, item: int = 
     """Chapter 4's PAD experiment: the weights of one batch item, with or without key_padding_mask."""
     real = {float(v) for v in range(1, 13)}
     if float(pad) in real:
-        raise ValueError(f"PAD={pad:g} is also a real value in the data (1 to 12): data == PAD would hide "
-                         "a real token. Pick a PAD value that never occurs in real data.")
+        raise ValueError(say(f"PAD={pad:g} is also a real value in the data (1 to 12): data == PAD would hide "
+                             "a real token. Pick a PAD value that never occurs in real data.",
+                             f"PAD={pad:g} はデータの実際の値（1 から 12）でもある。data == PAD では実トークンまで"
+                             "隠れてしまう。実際のデータに決して現れない PAD の値を選ぶこと。"))
     data = kpm_batch(pad)
     kpm = (data == pad)[:, :, 0]
     mha = _kpm_module(seed)
@@ -46,15 +49,20 @@ def kpm_view(seed: int = 0, pad: float = 1000, masked: bool = True, item: int = 
     labels = [f"{v:g}" for v in data[item, :n, 0].tolist()] + ["PAD"] * (5 - n)
     panel = Panel(weights[item], labels, labels, masked=kpm[item] if masked else None,
                   title=f"item {item}, seed {seed}, PAD={pad:g}, mask {'on' if masked else 'off'}")
-    wins = "largest" if w_q * w_k > 0 else "smallest"
-    sign = f"w_q·w_k = {w_q * w_k:+.3f}: a positive query favours the {wins} key"
+    product, largest = w_q * w_k, w_q * w_k > 0
+    sign = say(f"w_q·w_k = {product:+.3f}: a positive query favours the {'largest' if largest else 'smallest'} key",
+               f"w_q·w_k = {product:+.3f}：正のクエリでは値が{'最も大きい' if largest else '最も小さい'}キーが勝つ")
     if n == 5:
-        on_pad = "item 2 has no pad key"
+        on_pad = say("item 2 has no pad key", "サンプル 2 にはパッドのキーがない")
     else:
-        on_pad = f"weight on the pad column(s), mean over real query rows = {weights[item, :n, n:].sum(-1).mean():.3f}"
+        mean = weights[item, :n, n:].sum(-1).mean()
+        on_pad = say(f"weight on the pad column(s), mean over real query rows = {mean:.3f}",
+                     f"パッド列の重み（実トークンのクエリ行での平均）= {mean:.3f}")
         if (weights[item, :, n:] == 0).all():
-            on_pad += " (exactly 0 in every row)"
-    return View((panel,), f"seed {seed} ({sign}); item {item}, mask {'on' if masked else 'off'}: {on_pad}")
+            on_pad += say(" (exactly 0 in every row)", "（どの行でもちょうど 0）")
+    return View((panel,), say(f"seed {seed} ({sign}); item {item}, mask {'on' if masked else 'off'}: {on_pad}",
+                              f"シード {seed}（{sign}）。サンプル {item}、マスク{'あり' if masked else 'なし'}："
+                              f"{on_pad}"))
 
 
 def kpm_explorer() -> Explorer:
@@ -85,18 +93,26 @@ def check_1(answer: object, ids: torch.Tensor, pad_id: int = 0) -> None:
     pad_id = arguments.integer(pad_id, "pad_id")
     expected = ids == pad_id
     if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("key_padding_mask should be a bool tensor (a comparison such as ids == ... gives one)")
+        raise Mistake("key_padding_mask should be a bool tensor (a comparison such as ids == ... gives one)",
+                      "key_padding_mask は bool テンソルにすること（ids == ... のような比較で得られる）")
     if answer.shape != expected.shape:
-        raise Mistake(f"one entry per key: shape (N, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}")
+        raise Mistake(f"one entry per key: shape (N, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}",
+                      f"キーごとに 1 つの値をもつ形状 (N, S) = {tuple(expected.shape)} になるはずだが、"
+                      f"{tuple(answer.shape)} になっている")
     if torch.equal(answer, expected):
         return
     if torch.equal(answer, ~expected):
-        raise Mistake("that is the opposite polarity: for key_padding_mask, True means 'ignore this key' (a pad)")
+        raise Mistake("that is the opposite polarity: for key_padding_mask, True means 'ignore this key' (a pad)",
+                      "極性が逆になっている。key_padding_mask では、True は「このキーを無視する」（パッドである）"
+                      "という意味である")
     if torch.equal(answer, expected.flip(-1)):
-        raise Mistake("that puts the pads at the start of each row; here they are at the end (right padding)")
+        raise Mistake("that puts the pads at the start of each row; here they are at the end (right padding)",
+                      "それは各行の先頭にパッドを置いている。ここではパッドは末尾にある（右パディング）")
     if answer[~expected].any():
-        raise Mistake(f"a real token is masked: True only where the id is the pad id {pad_id}")
-    raise Mistake("a pad is left visible: every pad position needs True")
+        raise Mistake(f"a real token is masked: True only where the id is the pad id {pad_id}",
+                      f"実トークンがマスクされている。True にするのは、ID がパッドの ID {pad_id} である位置だけである")
+    raise Mistake("a pad is left visible: every pad position needs True",
+                  "見えるままのパッドがある。パッドの位置はすべて True にすること")
 
 
 @exercise
@@ -114,20 +130,28 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, data: torch.Tensor
     winner = int(pad_rows[0].argmax())
     S = kpm.shape[-1]
     if isinstance(answer, bool) or not isinstance(answer, int):
-        raise Mistake(f"answer with a key index: an int from 0 to {S - 1}")
+        raise Mistake(f"answer with a key index: an int from 0 to {S - 1}",
+                      f"キーのインデックスで答えること：0 から {S - 1} までの int")
     if not 0 <= answer < S:
-        raise Mistake(f"a key index of item {item} runs from 0 to {S - 1}, got {answer}")
+        raise Mistake(f"a key index of item {item} runs from 0 to {S - 1}, got {answer}",
+                      f"サンプル {item} のキーのインデックスは 0 から {S - 1} までである。受け取った値は {answer}")
     if answer == winner:
         return
     if kpm[item, answer]:
         raise Mistake(f"key {answer} is a pad key of item {item}: the mask hides it, so its weight is exactly 0, "
-                      f"whatever the pad value")
+                      f"whatever the pad value",
+                      f"キー {answer} はサンプル {item} のパッドのキーである。マスクがそれを隠すので、パッドの値が"
+                      "何であれ、その重みはちょうど 0 である")
     real = data[item, ~kpm[item], 0]
     if answer == int(real.argmax()):
         raise Mistake("that is where a positive query looks (the largest visible key); with the pads at "
-                      f"{pad:g}, the pad query is negative")
+                      f"{pad:g}, the pad query is negative",
+                      "それは正のクエリが見る位置（見えるキーの中で値が最も大きいキー）である。パッドが "
+                      f"{pad:g} なので、パッドのクエリは負である")
     raise Mistake("a query this large puts almost all its weight on one extreme visible key: reason from "
-                  "step 7 which one, for a negative query")
+                  "step 7 which one, for a negative query",
+                  "これほど大きなクエリは、見えるキーのうち値が端にある 1 つに重みのほとんどすべてを置く。負のクエリ"
+                  "ではそれがどのキーか、ステップ 7 から推論すること")
 
 
 @exercise
@@ -139,15 +163,21 @@ def check_3(answer: object, weights: torch.Tensor) -> None:
     N, H, L, S = weights.shape
     expected = weights.mean(dim=1)
     if not isinstance(answer, torch.Tensor):
-        raise Mistake(f"the answer should be a tensor of shape (N, L, S) = {(N, L, S)}")
+        raise Mistake(f"the answer should be a tensor of shape (N, L, S) = {(N, L, S)}",
+                      f"解答は形状 (N, L, S) = {(N, L, S)} のテンソルにすること")
     if answer.shape != expected.shape:
         if answer.shape == (N, H, S) or answer.shape == (N, H, L):
-            raise Mistake("that averages over the queries or the keys; the heads are dimension 1 of (N, H, L, S)")
-        raise Mistake(f"shape (N, L, S) = {(N, L, S)}, got {tuple(answer.shape)}")
+            raise Mistake("that averages over the queries or the keys; the heads are dimension 1 of (N, H, L, S)",
+                          "それはクエリかキーについて平均をとっている。ヘッドは (N, H, L, S) の次元 1 である")
+        raise Mistake(f"shape (N, L, S) = {(N, L, S)}, got {tuple(answer.shape)}",
+                      f"形状は (N, L, S) = {(N, L, S)} になるはずだが、{tuple(answer.shape)} になっている")
     if (answer - expected).abs().max() < 1e-6:
         return
     if any((answer - weights[:, h]).abs().max() < 1e-6 for h in range(H)):
-        raise Mistake("that is one head's table; the module's table combines all the heads")
+        raise Mistake("that is one head's table; the module's table combines all the heads",
+                      "それは 1 つのヘッドの表である。モジュールの表は、すべてのヘッドを合わせたものである")
     if (answer - weights.sum(dim=1)).abs().max() < 1e-6:
-        raise Mistake("that is the sum over the heads: its rows no longer sum to 1")
-    raise Mistake("each cell should combine the heads' weights of the same item, query and key, equally")
+        raise Mistake("that is the sum over the heads: its rows no longer sum to 1",
+                      "それはヘッドについての和である。その行の和はもう 1 にならない")
+    raise Mistake("each cell should combine the heads' weights of the same item, query and key, equally",
+                  "各セルは、同じサンプル・クエリ・キーに対する各ヘッドの重みを、等しい割合で合わせたものになるはずである")

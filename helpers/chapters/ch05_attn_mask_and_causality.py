@@ -11,6 +11,7 @@ import torch
 from helpers import arguments
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
+from helpers.language import say
 from helpers.masks import causal_mask, key_padding_mask
 from helpers.toy import is_pad
 
@@ -19,6 +20,7 @@ CAUSAL_SEQUENCES = {  # in the drop-down's order
     "no padding": ["犬", "猫", "鳥", "魚", "馬"],
     "left-padded": ["<pad>", "<pad>", "犬", "猫", "鳥"],
 }
+SEQUENCES_JA = {"right-padded": "右パディング", "no padding": "パディングなし", "left-padded": "左パディング"}
 
 
 @functools.cache  # the explorer's toy: built on first use, then reused
@@ -50,10 +52,15 @@ def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bo
         hidden |= pad
     blind = hidden.all(-1).nonzero().flatten().tolist()
     if blind:
-        raise ValueError(f"query {blind[0]} ({tokens[blind[0]]}) would see no key at all: every key it may look at "
-                         "is padding or in its future, and nn.MultiheadAttention returns NaN for such a row. "
-                         "For training, pad on the right (or switch one of the masks off); batched generation pads "
-                         "on the left and must handle such rows (chapter 7).")
+        query, token = blind[0], tokens[blind[0]]
+        raise ValueError(say(f"query {query} ({token}) would see no key at all: every key it may look at "
+                             "is padding or in its future, and nn.MultiheadAttention returns NaN for such a row. "
+                             "For training, pad on the right (or switch one of the masks off); batched generation "
+                             "pads on the left and must handle such rows (chapter 7).",
+                             f"クエリ {query}（{token}）には見えるキーが 1 つもなくなる。見てよいキーがすべて"
+                             "パディングか未来にあり、そのような行に対して nn.MultiheadAttention は NaN を返す。"
+                             "学習では右側にパディングする（あるいはマスクのどちらかをオフにする）。バッチ生成では"
+                             "左側にパディングするので、そのような行を扱わなければならない（第 7 章）。"))
     mha, table = _causal_toy()
     x = torch.stack([table[t] for t in tokens])[None]                     # (1, L, 4)
     edited = x.clone()
@@ -71,8 +78,12 @@ def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bo
                   red_rows=tuple(moved), red_cols=(edit,),
                   title=f"{masks}: weights (mean of 2 heads)\nrows: does that output change if {tokens[edit]} "
                         f"(key {edit}) is edited?")
-    summary = (f"{sequence}, {masks}: editing token {edit} ({tokens[edit]}) changes the outputs at positions "
-               f"{moved or 'none'}; exactly unchanged: {kept or 'none'}")
+    masks_ja = " + ".join(m for m, on in (("因果マスク", causal), ("パディングマスク", padding)) if on) or "マスクなし"
+    changes_ja = f"位置 {moved} の出力が変わる" if moved else "どの出力も変わらない"
+    summary = say(f"{sequence}, {masks}: editing token {edit} ({tokens[edit]}) changes the outputs at positions "
+                  f"{moved or 'none'}; exactly unchanged: {kept or 'none'}",
+                  f"{SEQUENCES_JA[sequence]}、{masks_ja}：トークン {edit}（{tokens[edit]}）を編集すると、"
+                  f"{changes_ja}。まったく変わらない位置：{kept or 'なし'}")
     return View((panel,), summary)
 
 
@@ -108,21 +119,28 @@ def check_1(answer: object, mha: torch.nn.MultiheadAttention, x: torch.Tensor, w
     L = x.shape[1]
     expected = _window(L, width)
     if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("attn_mask should be a bool tensor, True = not allowed (a float mask is added to the scores)")
+        raise Mistake("attn_mask should be a bool tensor, True = not allowed (a float mask is added to the scores)",
+                      "attn_mask は bool テンソルにすること。True = 許されない（float のマスクはスコアに加算される）")
     if answer.shape != expected.shape:
-        raise Mistake(f"shape (L, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}")
+        raise Mistake(f"shape (L, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}",
+                      f"形状は (L, S) = {tuple(expected.shape)} になるはずだが、{tuple(answer.shape)} になっている")
     if torch.equal(answer, ~expected):
-        raise Mistake("that is the opposite polarity: True must mean 'not allowed'")
+        raise Mistake("that is the opposite polarity: True must mean 'not allowed'",
+                      "極性が逆になっている。True は「許されない」という意味にすること")
     if (~answer).triu(1).any():
-        raise Mistake("a query may see a later key: the window must stay causal")
+        raise Mistake("a query may see a later key: the window must stay causal",
+                      "後ろのキーを見られるクエリがある。ウィンドウも因果的でなければならない")
     if (answer.diagonal()).any():
-        raise Mistake("a query must be allowed to see itself")
+        raise Mistake("a query must be allowed to see itself", "クエリは自分自身を見られるようにすること")
     if torch.equal(answer, causal_mask(L)):
-        raise Mistake("that is the plain causal mask: the window must also hide keys further back")
+        raise Mistake("that is the plain causal mask: the window must also hide keys further back",
+                      "それはただの因果マスクである。ウィンドウは、もっと前のキーも隠さなければならない")
     if not torch.equal(answer, expected):
-        too_wide = (~answer & expected).any()
-        raise Mistake("the window is too wide: some query sees a key too far back" if too_wide else
-                      "the window is too narrow: some query misses the key just before it")
+        if (~answer & expected).any():
+            raise Mistake("the window is too wide: some query sees a key too far back",
+                          "ウィンドウが広すぎる。前にさかのぼりすぎたキーを見ているクエリがある")
+        raise Mistake("the window is too narrow: some query misses the key just before it",
+                      "ウィンドウが狭すぎる。直前のキーを見られないクエリがある")
     with torch.no_grad():
         _, weights = mha(x, x, x, attn_mask=answer)
     allowed = (~expected).float()
@@ -143,19 +161,25 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, batch: torch.Tenso
     if isinstance(answer, torch.Tensor):
         answer = answer.tolist()
     if not isinstance(answer, list | tuple) or not all(isinstance(a, int | float) for a in answer):
-        raise Mistake(f"give a list of {L} numbers, one weight per key")
+        raise Mistake(f"give a list of {L} numbers, one weight per key",
+                      f"{L} 個の数のリストで答えること（キーごとに 1 つの重み）")
     if len(answer) != L:
-        raise Mistake(f"one weight per key: {L} numbers, got {len(answer)}")
+        raise Mistake(f"one weight per key: {L} numbers, got {len(answer)}",
+                      f"キーごとに 1 つの重み、つまり {L} 個の数が必要だが、{len(answer)} 個になっている")
     got = torch.tensor(answer, dtype=torch.float32)
     if (got - expected).abs().max() < 1e-6:
         return
     if abs(float(got.sum()) - 1) > 1e-3:
-        raise Mistake("the weights of a row sum to 1")
+        raise Mistake("the weights of a row sum to 1", "1 行の重みの和は 1 である")
     if (got - 1 / L).abs().max() < 1e-6:
-        raise Mistake("a uniform row over every key ignores both masks")
+        raise Mistake("a uniform row over every key ignores both masks",
+                      "すべてのキーにわたって一様な行は、両方のマスクを無視している")
     if (got > 1e-6).tolist()[lengths[item]:] != [False] * (L - lengths[item]):
-        raise Mistake(f"a pad key gets weight 0: item {item} now has {lengths[item]} real tokens")
-    raise Mistake(f"which keys may query {query} see under both masks? The visible keys have equal scores here")
+        raise Mistake(f"a pad key gets weight 0: item {item} now has {lengths[item]} real tokens",
+                      f"パッドのキーの重みは 0 である。サンプル {item} の実トークンは、今度は {lengths[item]} 個である")
+    raise Mistake(f"which keys may query {query} see under both masks? The visible keys have equal scores here",
+                  f"両方のマスクのもとで、クエリ {query} はどのキーを見てよいか？"
+                  "ここでは見えるキーのスコアはすべて等しい")
 
 
 @exercise
@@ -168,14 +192,20 @@ def check_3(answer: object, per_item: torch.Tensor, mha: torch.nn.MultiheadAtten
     H = mha.num_heads
     expected = per_item.repeat_interleave(H, dim=0)
     if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("keep the bool type of per_item: a bool tensor")
+        raise Mistake("keep the bool type of per_item: a bool tensor",
+                      "per_item と同じく bool テンソルにすること")
     if answer.shape != expected.shape:
-        raise Mistake(f"shape (N*num_heads, L, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}")
+        raise Mistake(f"shape (N*num_heads, L, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}",
+                      f"形状は (N*num_heads, L, S) = {tuple(expected.shape)} になるはずだが、"
+                      f"{tuple(answer.shape)} になっている")
     if not torch.equal(answer, expected):
         if torch.equal(answer, per_item.repeat(H, 1, 1)):
             raise Mistake("that is head-major order (all items for head 0, then head 1, ...): the module reads "
-                          "slice n*num_heads + h as item n's mask")
-        raise Mistake("slice n*num_heads + h must be item n's mask, for every head h")
+                          "slice n*num_heads + h as item n's mask",
+                          "それはヘッド優先の順序（ヘッド 0 の全サンプル、次にヘッド 1 の全サンプル…）である。"
+                          "モジュールはスライス n*num_heads + h をサンプル n のマスクとして読む")
+        raise Mistake("slice n*num_heads + h must be item n's mask, for every head h",
+                      "どのヘッド h についても、スライス n*num_heads + h がサンプル n のマスクでなければならない")
     with torch.no_grad():
         out, _ = mha(seq, seq, seq, attn_mask=answer)
     if not torch.equal(out, reference):

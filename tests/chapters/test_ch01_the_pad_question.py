@@ -6,6 +6,7 @@ import torch
 from helpers.chapters import ch01_the_pad_question as ch01
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
+from helpers.language import speaking
 
 
 def test_pad_cells_view_counts():
@@ -69,3 +70,55 @@ def test_check_3_accepts_rows_and_columns_filled_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch01.check_3(answer, scores, ids)
+
+
+# --- the Japanese edition: the same views and checks speak Japanese (helpers.language) ---
+
+
+def test_pad_cells_view_speaks_japanese_in_the_japanese_edition():
+    english = ch01.pad_cells_view().summary
+    with speaking("ja"):
+        summary = ch01.pad_cells_view().summary
+        assert summary.startswith("パッド 2 個：10 個のセル（パッド列）が -1e9 になり、6 個の「?」のセル")
+        assert summary.endswith("スコアを保つ")
+        with pytest.raises(ValueError, match="すべてのトークンが <pad> で"):
+            ch01.pad_cells_view(5)
+        box = ch01.pad_cells_explorer()
+        box.controls["n_pads"].value = 5
+        assert box.summary.value.startswith("<b>この組み合わせは不可：</b>すべてのトークンが &lt;pad&gt; で")
+    assert ch01.pad_cells_view().summary == english and english.startswith("2 pad(s): 10 cells set to -1e9")
+
+
+def _japanese_hint(check, answer, *data) -> str:
+    """The hint a Japanese learner reads for `answer`; it is the Mistake's Japanese text, and Japanese."""
+    with speaking("ja"), pytest.raises(Mistake) as raised:
+        check(answer, *data)
+    assert str(raised.value) == raised.value.ja != raised.value.en
+    return str(raised.value)
+
+
+def test_the_checks_hints_are_japanese_in_the_japanese_edition():
+    wrong_1 = {
+        "bool テンソルにすること": (IDS != 1).unsqueeze(1).int(),
+        "サイズ 1 のクエリの次元": IDS != 1,
+        "極性が逆": (IDS == 1).unsqueeze(1),
+        "2 つ目の文も確かめること": (torch.tensor([[2, 3, 4, 1, 1]] * 2) != 1).unsqueeze(1),
+    }
+    for hint, answer in wrong_1.items():
+        assert hint in _japanese_hint(ch01.check_1, answer, IDS)
+    wrong_2 = {"2 つの数で答えること": 25, "入れ替わっている": (12, 25), "パッドのトークンの数": (5, 12),
+               "すべてのパッド列のセルを数える": (10, 12), "パッド行 × 実トークンの列": (25, 6)}
+    for hint, answer in wrong_2.items():
+        assert hint in _japanese_hint(ch01.check_2, answer, IDS)
+    ids = IDS[:1]
+    scores = torch.randn(1, 5, 5, generator=torch.Generator().manual_seed(0))
+    real = ids != 1
+    both = real.unsqueeze(2) & real.unsqueeze(1)
+    wrong_3 = {
+        "形状は (1, 5, 5) になるはず": scores[0],
+        "-inf ではなく": scores.masked_fill(~both, float("-inf")),
+        "パッド行も -1e9 にすること": scores.masked_fill(~real.unsqueeze(1), -1e9),
+        "元のスコアを保つこと": scores.masked_fill(~both, -1e9).masked_fill(both, 0.0),
+    }
+    for hint, answer in wrong_3.items():
+        assert hint in _japanese_hint(ch01.check_3, answer, scores, ids)

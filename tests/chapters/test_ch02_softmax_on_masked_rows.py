@@ -1,5 +1,7 @@
 """Chapter 2's explorer (helpers.chapters.ch02_softmax_on_masked_rows): softmax on masked rows."""
 
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -7,6 +9,7 @@ import torch.nn.functional as F
 from helpers import toy
 from helpers.chapters import ch02_softmax_on_masked_rows as ch02
 from helpers.exercises import Mistake
+from helpers.language import speaking
 
 
 def test_softmax_view_book_settings():
@@ -140,3 +143,76 @@ def test_check_3_accepts_finfo_min_and_rejects_fragile_fills():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint.split("|")[0]):
             ch02.check_3(answer, row, key_is_pad)
+
+
+# --- the Japanese edition: the same views and checks speak Japanese (helpers.language) ---
+
+
+def test_softmax_view_speaks_japanese_in_the_japanese_edition():
+    english = ch02.softmax_view().summary
+    with speaking("ja"):
+        assert ch02.softmax_view().summary == ("float32、埋め値 -1e9、パッド 2 個、パッド行はそのまま："
+                                               "実トークンの行がパッドのキーに置く重みは 0。"
+                                               "パッド行：単語に対する普通の確率分布")
+        uniform = ch02.softmax_view(2, "-1e4", mask_pad_rows=True).summary
+        assert "どの重みも 0.2000（1/5。定数の行は一様になる）" in uniform
+        assert "わざと NaN" in ch02.softmax_view(3, "-inf", mask_pad_rows=True).summary
+        assert ch02.softmax_view(0).summary.endswith("パッドのキーはない。パッド行はない")
+        box = ch02.softmax_explorer()
+        box.controls["dtype"].value = "float16"
+        assert box.summary.value.startswith("<b>この組み合わせは不可：</b>埋め値 -1e9 は float16 に収まらない")
+        assert "埋め値には finfo.min を選ぶこと" in box.summary.value
+        with pytest.raises(ValueError, match="単語を少なくとも 1 つ残すこと"):
+            ch02.softmax_view(5)
+        with pytest.raises(ValueError, match="fill must be one of"):          # a programmer's error stays English
+            ch02.softmax_view(fill="-1e99")
+    assert ch02.softmax_view().summary == english and english.startswith("float32, fill -1e9, 2 pad(s)")
+
+
+def _japanese_hint(check, answer, *data) -> str:
+    """The hint a Japanese learner reads for `answer`; it is the Mistake's Japanese text, and Japanese."""
+    with speaking("ja"), pytest.raises(Mistake) as raised:
+        check(answer, *data)
+    assert str(raised.value) == raised.value.ja != raised.value.en
+    return str(raised.value)
+
+
+def test_the_checks_hints_are_japanese_in_the_japanese_edition():
+    wrong_1 = {
+        "関数で答えること": by_hand(ROW),
+        "手計算で求めること.*_softmax を呼び出した": lambda row: torch.softmax(row, -1),
+        "大きなスコア（1000 前後）の行で NaN になった": lambda row: torch.exp(row) / torch.exp(row).sum(),
+        "先頭のセルがマスクされ.*ある行で NaN": lambda row: torch.exp(row - row[0]) / torch.exp(row - row[0]).sum(),
+        "確認問題の行で、すべての重みが NaN.*アンダーフロー":
+            lambda row: torch.exp(row - 1000) / torch.exp(row - 1000).sum(),
+        "和が 1 にならない": lambda row: torch.exp(row - row.max()),
+        "シグモイドのモデル": lambda row: torch.sigmoid(row) / torch.sigmoid(row).sum(),
+        "重みの対数": lambda row: (row - row.max()) - torch.exp(row - row.max()).sum().log(),
+        r"同じ形状 \(5,\) のテンソル": lambda row: by_hand(row).tolist(),
+        r"dtype（torch.float32）を保つ": lambda row: by_hand(row.double()),
+        "ちょうど 0.0": lambda row: (torch.exp(row - row.max()) + 1e-9) / (torch.exp(row - row.max()) + 1e-9).sum(),
+        "ソフトマックスの重みではない": lambda row: torch.ones_like(row) / row.numel(),
+    }
+    for hint, answer in wrong_1.items():
+        assert re.search(hint, _japanese_hint(ch02.check_1, answer, ROW)), hint
+    tokens = toy.tokens(n_pads=3)
+    for hint, answer in {"数を 1 つ": "0.2", "すべて 0 になることはない": 0, "単語のセルだけで": 0.5,
+                         "パッドのキーだけで": 1 / 3, "-inf だけの行": float("nan"), "定数の行": 0.25}.items():
+        assert hint in _japanese_hint(ch02.check_2, answer, tokens)
+    ids, _, q, k, _ = toy.qkv(toy.tokens(n_pads=2))
+    row, key_is_pad = (q @ k.transpose(-2, -1) / 2)[0, 0], (ids == toy.PAD_ID)[0]
+    wrong_3 = {"埋め値そのもの": "min", "NaN は埋め値にならない": float("nan"),
+               "masked_fill が -1e+09 を受け付けない": -1e9, "大きな負の数": 5.0,
+               "完全にマスクされた行が NaN": float("-inf"), "確認問題の行で、マスクしたキーに重みが残った": -5.0,
+               "-20000 前後の行": -100.0, "-60000 前後": -3e4, "-65472 の行": -65000.0}
+    for hint, answer in wrong_3.items():
+        assert hint in _japanese_hint(ch02.check_3, answer, row, key_is_pad)
+
+
+def test_the_hints_kept_in_tables_follow_the_style_guide():
+    """Hints stored in module tables are not literal Mistake(...) arguments, so the helpers' style test misses them."""
+    from tests.test_japanese_edition import forbidden_variants, style_problems
+
+    rules = forbidden_variants()
+    texts = [ja for _, ja in ch02.ROW_NAMES] + [ja for _, (_, ja) in ch02.FLOAT16_ROWS.values()]
+    assert len(texts) == 6 and not [p for text in texts for p in style_problems("ch02", text, rules)]

@@ -6,6 +6,7 @@ import torch
 from helpers import toy
 from helpers.chapters import ch03_does_the_pad_row_matter as ch03
 from helpers.exercises import Mistake
+from helpers.language import speaking
 
 TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]
 
@@ -145,3 +146,87 @@ def test_check_3_accepts_the_leaky_heads_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch03.check_3(answer, *data)
+
+
+# --- the Japanese edition: the same views and checks speak Japanese (helpers.language) ---
+
+
+def test_pad_rows_view_speaks_japanese_in_the_japanese_edition():
+    english = ch03.pad_rows_view().summary
+    with speaking("ja"):
+        assert ch03.pad_rows_view().summary.startswith(
+            "扱い方 leave、ゴミ値 random x1000、パッド 2 個：実トークンの行の最大 |変化| = 0、パッド行の最大 |変化| = ")
+        assert "。NaN が実トークンの行に届いた：" in ch03.pad_rows_view("leave", "NaN").summary
+        assert "。-inf のパッド行は 1 層目の後で NaN になり" in ch03.pad_rows_view("-inf", "none").summary
+        box = ch03.pad_rows_explorer()
+        box.controls["n_pads"].value = 5
+        assert box.summary.value.startswith("<b>この組み合わせは不可：</b>すべてのトークンが &lt;pad&gt; で")
+        box.controls["n_pads"].value = 0
+        assert box.summary.value == "扱い方 leave、ゴミ値 random x1000、パッド 0 個：実トークンの行の最大 |変化| = 0"
+        with pytest.raises(ValueError, match="junk must be one of"):          # a programmer's error stays English
+            ch03.pad_rows_view(junk="inf")
+    assert ch03.pad_rows_view().summary == english and english.startswith("policy leave, junk random x1000")
+
+
+def _japanese_hint(check, answer, *data) -> str:
+    """The hint a Japanese learner reads for `answer`; it is the Mistake's Japanese text, and Japanese."""
+    with speaking("ja"), pytest.raises(Mistake) as raised:
+        check(answer, *data)
+    assert str(raised.value) == raised.value.ja != raised.value.en
+    return str(raised.value)
+
+
+def test_the_checks_hints_are_japanese_in_the_japanese_edition():
+    x, W1, W2, pad = _chapter_data()
+    h1, _ = ch03.attention_layer(x, W1, pad)
+    zeroed = torch.where(pad.unsqueeze(-1), 0.0, h1)
+    right = ch03.attention_layer(zeroed, W2, pad)
+    wrong_1 = {
+        "出力だけを格納すること": right,
+        "2 層目の出力（形状 (1, 5, 4)）": right[0][0],
+        "2 層目の入力": zeroed,
+        "元の h1 に 2 層目を適用": ch03.attention_layer(h1, W2, pad)[0],
+        "実トークンの行まですべてゼロ": ch03.attention_layer(h1 * 0, W2, pad)[0],
+        "1 層目の重み W1": ch03.attention_layer(zeroed, W1, pad)[0],
+        "キーマスク pad を渡すこと": ch03.attention_layer(zeroed, W2, torch.zeros_like(pad))[0],
+        "残差接続": right[0] - zeroed,
+        "パッド行が、パッド行をゼロにしたとき": ch03.attention_layer(zeroed, W2, pad, "uniform")[0],
+    }
+    for hint, answer in wrong_1.items():
+        assert hint in _japanese_hint(ch03.check_1, answer, h1, W2, pad)
+    wrong_2 = {
+        "関数で答えること": masked_max(torch.zeros(1, 2, 3), torch.zeros(1, 2, dtype=torch.bool)),
+        "すべての位置にわたる最大値": lambda h, pad: h.max(1).values,
+        "パッド位置にわたる最大値": lambda h, pad: h.masked_fill(~pad.unsqueeze(-1), float("-inf")).max(1).values,
+        "0 で埋めたパッドが最大値": lambda h, pad: h.masked_fill(pad.unsqueeze(-1), 0.0).max(1).values,
+        "特徴量の次元を加える": lambda h, pad: h.masked_fill(pad, float("-inf")).max(1).values,
+        "values を返すこと": lambda h, pad: h.masked_fill(pad.unsqueeze(-1), float("-inf")).max(1),
+        "(N, E) = (2, 4) になるはず": lambda h, pad: h.masked_fill(pad.unsqueeze(-1), float("-inf")).max(2).values,
+        "2 つ目の文を確かめる": lambda h, pad: (h * ~pad.unsqueeze(-1)).sum(1) / (~pad).sum(1, keepdim=True),
+    }
+    for hint, answer in wrong_2.items():
+        assert hint in _japanese_hint(ch03.check_2, answer)
+    W_head = torch.randn(4, 3, generator=torch.Generator().manual_seed(5))
+    label, targets = torch.tensor([1]), torch.tensor([[0, 2, 1, -100, -100]])
+    x_junk = torch.where(pad.unsqueeze(-1), torch.randn(1, 5, 4, generator=torch.Generator().manual_seed(1)) * 100, x)
+    data = (x, x_junk, pad, [*W1, *W2, W_head], label, targets)
+    wrong_3 = {
+        "文字の集合で答えること": 3,
+        "ヘッドは a、b、c、d の 4 つ": {"a", "c", "d", "e"},
+        "(a) を見直すこと。犬 猫 鳥 <pad> <pad> の最後の位置": {"c", "d"},
+        "(b) を見直すこと。これは実トークンの 鳥 を読む": {"a", "b", "c", "d"},
+        "(c) を見直すこと": {"a", "d"},
+        "(d) を見直すこと": {"a", "c"},
+        "（ほかにも見直すべき文字が 2 個ある）": set(),
+    }
+    for hint, answer in wrong_3.items():
+        assert hint in _japanese_hint(ch03.check_3, answer, *data)
+
+
+def test_the_hints_kept_in_a_table_follow_the_style_guide():
+    """HEAD_HINTS are not literal Mistake(...) arguments, so the helpers' style test misses them."""
+    from tests.test_japanese_edition import forbidden_variants, style_problems
+
+    rules = forbidden_variants()
+    texts = [ja for _, ja in ch03.HEAD_HINTS.values()]
+    assert len(texts) == 4 and not [p for text in texts for p in style_problems("ch03", text, rules)]

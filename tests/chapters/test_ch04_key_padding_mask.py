@@ -7,6 +7,7 @@ import torch
 from helpers.chapters import ch04_key_padding_mask as ch04
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
+from helpers.language import speaking
 
 
 def test_kpm_batch_is_the_write_ups_data():
@@ -108,3 +109,56 @@ def test_check_3_accepts_the_head_average_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch04.check_3(answer, weights)
+
+
+# --- the Japanese edition: the same view and checks speak Japanese (helpers.language) ---
+
+
+def test_kpm_view_speaks_japanese_in_the_japanese_edition():
+    english = ch04.kpm_view().summary
+    with speaking("ja"):
+        assert ch04.kpm_view().summary == ("シード 0（w_q·w_k = +0.909：正のクエリでは値が最も大きいキーが勝つ）。"
+                                           "サンプル 0、マスクあり：パッド列の重み（実トークンのクエリ行での平均）= "
+                                           "0.000（どの行でもちょうど 0）")
+        assert "値が最も小さいキーが勝つ" in ch04.kpm_view(seed=1, masked=False).summary
+        assert "マスクなし：" in ch04.kpm_view(masked=False).summary
+        assert ch04.kpm_view(item=2).summary.endswith("サンプル 2、マスクあり：サンプル 2 にはパッドのキーがない")
+        box = ch04.kpm_explorer()
+        box.controls["pad"].value = 7
+        assert box.summary.value.startswith("<b>この組み合わせは不可：</b>PAD=7 はデータの実際の値")
+    assert ch04.kpm_view().summary == english and english.startswith("seed 0 (w_q·w_k = +0.909: a positive query")
+
+
+def _japanese_hint(check, answer, *data) -> str:
+    """The hint a Japanese learner reads for `answer`; it is the Mistake's Japanese text, and Japanese."""
+    with speaking("ja"), pytest.raises(Mistake) as raised:
+        check(answer, *data)
+    assert str(raised.value) == raised.value.ja != raised.value.en
+    return str(raised.value)
+
+
+def test_the_checks_hints_are_japanese_in_the_japanese_edition():
+    ids = torch.tensor([[3, 1, 4, 0, 0], [1, 5, 9, 2, 6], [5, 3, 0, 0, 0]])
+    wrong_1 = {
+        "bool テンソルにすること": (ids == 0).int(),
+        "形状 (N, S) = (3, 5) になるはずだが、(1, 3, 5) になっている": (ids == 0)[None],
+        "極性が逆になっている": ids != 0,
+        "各行の先頭にパッド": (ids == 0).flip(-1),
+        "ID がパッドの ID 0 である位置だけ": ids == 1,
+        "見えるままのパッドがある": torch.zeros(3, 5, dtype=torch.bool),
+    }
+    for hint, answer in wrong_1.items():
+        assert hint in _japanese_hint(ch04.check_1, answer, ids)
+    mha, data = _chapter_module(), ch04.kpm_batch(1000)
+    kpm = (data == 1000)[:, :, 0]
+    wrong_2 = {"0 から 4 までの int": 0.0, "受け取った値は 5": 5, "キー 3 はサンプル 1 のパッドのキー": 3,
+               "パッドが -500 なので": 2, "ステップ 7 から推論すること": 1}
+    for hint, answer in wrong_2.items():
+        assert hint in _japanese_hint(ch04.check_2, answer, mha, data, kpm)
+    weights = torch.softmax(torch.randn(3, 2, 5, 5, generator=torch.Generator().manual_seed(0)), dim=-1)
+    wrong_3 = {"形状 (N, L, S) = (3, 5, 5) のテンソル": weights.mean(dim=1).tolist(),
+               "クエリかキーについて平均": weights.mean(dim=2), "1 つのヘッドの表": weights[:, 0],
+               "ヘッドについての和": weights.sum(dim=1), "(3, 2, 5, 5) になっている": weights,
+               "等しい割合で": weights.amax(dim=1)}
+    for hint, answer in wrong_3.items():
+        assert hint in _japanese_hint(ch04.check_3, answer, weights)

@@ -6,6 +6,7 @@ import torch
 
 from helpers.chapters import ch05_attn_mask_and_causality as ch05
 from helpers.exercises import Mistake
+from helpers.language import speaking
 from helpers.masks import causal_mask, key_padding_mask
 
 
@@ -111,3 +112,72 @@ def test_check_3_accepts_batch_major_order_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch05.check_3(answer, per_item, mha6, seq, reference)
+
+
+# --- the Japanese edition: the same view and checks speak Japanese (helpers.language) ---
+
+
+def test_causal_view_speaks_japanese_in_the_japanese_edition():
+    english = ch05.causal_view().summary
+    with speaking("ja"):
+        assert ch05.causal_view().summary == ("右パディング、因果マスク + パディングマスク："
+                                              "トークン 1（猫）を編集すると、位置 [1, 2, 3, 4] の出力が変わる。"
+                                              "まったく変わらない位置：[0]")
+        summary = ch05.causal_view(sequence="left-padded", padding=False, edit=0).summary
+        assert summary.startswith("左パディング、因果マスク：") and summary.endswith("まったく変わらない位置：なし")
+        assert ch05.causal_view(causal=False, padding=False).summary.startswith("右パディング、マスクなし：")
+        with pytest.raises(ValueError, match="クエリ 0（<pad>）には見えるキーが 1 つもなくなる"):
+            ch05.causal_view(sequence="left-padded")
+        box = ch05.causal_explorer()
+        box.controls["sequence"].value = "left-padded"
+        assert box.summary.value.startswith("<b>この組み合わせは不可：</b>クエリ 0（&lt;pad&gt;）には見えるキー")
+        assert "（第 7 章）。" in box.summary.value
+        with pytest.raises(ValueError, match="sequence must be one of"):     # a programmer's error stays English
+            ch05.causal_view(sequence="middle-padded")
+    assert ch05.causal_view().summary == english and english.startswith("right-padded, causal + key padding:")
+
+
+def _japanese_hint(check, answer, *data) -> str:
+    """The hint a Japanese learner reads for `answer`; it is the Mistake's Japanese text, and Japanese."""
+    with speaking("ja"), pytest.raises(Mistake) as raised:
+        check(answer, *data)
+    assert str(raised.value) == raised.value.ja != raised.value.en
+    return str(raised.value)
+
+
+def test_the_checks_hints_are_japanese_in_the_japanese_edition():
+    mha, x = _all_ones_module(), torch.ones(1, 5, 1)
+    window = causal_mask(5) | torch.ones(5, 5, dtype=torch.bool).tril(-2)
+    wrong_1 = {
+        "bool テンソルにすること": window.float(),
+        "形状は (L, S) = (5, 5) になるはずだが、(1, 5, 5) になっている": window[None],
+        "極性が逆": ~window,
+        "後ろのキーを見られるクエリ": torch.tril(torch.ones(5, 5)).bool(),
+        "自分自身を見られる": window | torch.eye(5, dtype=torch.bool),
+        "ただの因果マスク": causal_mask(5),
+        "広すぎる": causal_mask(5) | torch.ones(5, 5, dtype=torch.bool).tril(-3),
+        "狭すぎる": ~torch.eye(5, dtype=torch.bool),
+    }
+    for hint, answer in wrong_1.items():
+        assert hint in _japanese_hint(ch05.check_1, answer, mha, x)
+    batch = torch.ones(2, 5, 1)
+    wrong_2 = {"5 個の数のリストで答えること": "0.5 0.5 0 0 0", "2 個になっている": [0.5, 0.5],
+               "和は 1 である": [1, 1, 0, 0, 0], "両方のマスクを無視": [0.2] * 5,
+               "サンプル 1 の実トークンは、今度は 2 個": [1 / 3, 1 / 3, 1 / 3, 0, 0],
+               "クエリ 4 はどのキーを見てよいか？": [1, 0, 0, 0, 0]}
+    for hint, answer in wrong_2.items():
+        assert hint in _japanese_hint(ch05.check_2, answer, mha, batch)
+    N, H, S = 2, 3, 6
+    torch.manual_seed(0)
+    mha6 = torch.nn.MultiheadAttention(embed_dim=6, num_heads=H, batch_first=True)
+    seq = torch.randn(N, S, 6)
+    kpm = key_padding_mask([6, 4], max_len=S)
+    per_item = causal_mask(S)[None] | kpm[:, None, :]
+    with torch.no_grad():
+        reference, _ = mha6(seq, seq, seq, attn_mask=causal_mask(S), key_padding_mask=kpm)
+    wrong_3 = {"per_item と同じく bool テンソル": per_item.repeat_interleave(H, 0).float(),
+               "(N*num_heads, L, S) = (6, 6, 6) になるはず": per_item,
+               "ヘッド優先の順序": per_item.repeat(H, 1, 1),
+               "どのヘッド h についても": per_item.unsqueeze(0).expand(H, N, S, S).reshape(N * H, S, S).flip(0)}
+    for hint, answer in wrong_3.items():
+        assert hint in _japanese_hint(ch05.check_3, answer, per_item, mha6, seq, reference)
