@@ -3,11 +3,13 @@
 `make test` runs on two workers (pytest-xdist, `-n 2 --dist loadscope`). The scheduler below says what must
 stay together, so that each of these units goes to one worker whole:
 - a notebook: nbval runs its cells in order in one kernel;
-- every test under tests/browser/: they share one JupyterLab server, one Chromium and one warm kernel;
-- any other test module: its module-scoped fixtures (a trained model, a built venv) are made once.
+- the browser tests that use JupyterLab (LAB_MODULES): they share one JupyterLab server, one Chromium and one
+  warm kernel;
+- any other test module, in tests/browser/ too: its module-scoped fixtures (a trained model, a built venv, a
+  built site) are made once; a browser module without JupyterLab starts its worker's own Chromium.
 Units start in the order below (`--no-loadscope-reorder` keeps it), longest first, so that the short ones fill
-the end evenly: the browser tests, then the chapters from the last (the longest) to the first, both editions of
-each, then the test modules in their usual order.
+the end evenly: the JupyterLab browser tests, then the other browser modules, then the chapters from the last (the
+longest) to the first, both editions of each, then the test modules in their usual order.
 (xdist's own `--dist loadgroup` would read `xdist_group` marks, but it renames node ids in a way pytest 9.2
 ignores, so the marks have no effect there.) Without `-n`, none of this is used.
 """
@@ -26,18 +28,22 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 BROWSER = "tests/browser/"
+LAB_MODULES = ("test_notebooks.py", "test_japanese_chapter.py", "test_lab_settings.py")  # they use the `lab` fixture
 
 
 def unit_of(nodeid: str) -> str:
-    """The unit a test belongs to: 'browser' for the browser tests, else its file (a notebook, a test module)."""
+    """The unit a test belongs to: 'browser' for the browser tests that use JupyterLab, else its file (a notebook,
+    a test module)."""
     path = nodeid.split("::", 1)[0]
-    return "browser" if path.startswith(BROWSER) else path
+    return "browser" if path.startswith(BROWSER) and path[len(BROWSER):] in LAB_MODULES else path
 
 
 def _rank(nodeid: str) -> tuple[int, str]:
     unit = unit_of(nodeid)
     if unit == "browser":
         return (0, "")
+    if unit.startswith(BROWSER):
+        return (0, unit)
     if unit.endswith(".ipynb"):  # the chapters in reverse order, each chapter's two editions together
         return (1, "".join(chr(0x10FFFF - ord(c)) for c in unit.rsplit("/", 1)[-1] + unit))
     return (2, "")

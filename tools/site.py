@@ -14,7 +14,8 @@ run the series (Binder, Colab, locally), written here from tools/links.py, the o
 and of the site's address. Before Sphinx reads a chapter, a copy of it is changed (prepare_notebook):
 - the Colab set-up cell is dropped, and the Colab/Binder badge cell (pictures from the web) becomes plain links;
 - each explorer cell's widget output (which needs a kernel) becomes an iframe of the chapter's static explorer
-  (helpers/static_explorer.py), exported once for both editions into build/site/explorers/, where each file gets
+  (helpers/static_explorer.py), exported for each edition in its language into build/site/explorers/ (ja/ for the
+  Japanese), where each file gets
   a few lines (EMBED_JS) that show only the explorer asked for and post its height to the page, which sizes
   the iframe to it: it moves with no kernel and no network;
 - a cell whose source is hidden in JupyterLab (the exercises' solution runs) is folded ("hide-input");
@@ -145,7 +146,7 @@ def launch_links(edition: str, notebook: str) -> str:
 
 def explorer_html(edition: str, stem: str, index: int) -> str:
     """The output in place of a live explorer's: the chapter's static explorer in an iframe, and a note."""
-    src = f"../{EXPLORERS_DIR}/{stem}.html"
+    src = f"../{explorers_folder(edition)}/{stem}.html"
     words = WORDS[edition]
     return (f'<iframe class="site-explorer" src="{src}?embed#explorer-{index + 1}" title="Static explorer" '
             f'style="height:32em"></iframe>'
@@ -432,8 +433,14 @@ def sphinx_builds(jobs: list[tuple[Path, Path, Path]]) -> list[list[str]]:
 
 # --- the static explorers and the root page ---
 
+def explorers_folder(edition: str) -> str:
+    """Where an edition's static explorers are, from the site's root: explorers/ (English), explorers/ja/."""
+    return EXPLORERS_DIR if edition == "en" else f"{EXPLORERS_DIR}/{edition}"
+
+
 def export_explorers(out: Path, chapters: list[str] | None = None) -> list[Path]:
-    """Each chapter's static explorer into out/explorers/, with EMBED_JS (for the site's iframes)."""
+    """Each chapter's static explorer, in each edition's language (helpers.language), into out/explorers/ and
+    out/explorers/ja/, with EMBED_JS (for the site's iframes)."""
     import torch
 
     from helpers import chapters as known
@@ -449,14 +456,15 @@ def export_explorers(out: Path, chapters: list[str] | None = None) -> list[Path]
     for chapter, name in known.chapters().items():
         if (chapters is not None and chapter not in chapters) or not known.explorers(chapter):
             continue
-        path = folder / f"{name[2:]}.html"
-        if path.exists():
-            written.append(path)   # made from the same code: the views would be the same
-            continue
-        result = static_explorer.export_chapter(chapter, folder)
-        text = result.path.read_text(encoding="utf-8")
-        result.path.write_text(text.replace("</body>", EMBED_JS + "</body>", 1), encoding="utf-8")
-        written.append(result.path)
+        for edition in EDITIONS:
+            path = out / explorers_folder(edition) / f"{name[2:]}.html"
+            if path.exists():
+                written.append(path)   # made from the same code: the views would be the same
+                continue
+            result = static_explorer.export_chapter(chapter, path.parent, edition)
+            text = result.path.read_text(encoding="utf-8")
+            result.path.write_text(text.replace("</body>", EMBED_JS + "</body>", 1), encoding="utf-8")
+            written.append(result.path)
     folder.mkdir(parents=True, exist_ok=True)
     stamp.write_text(made_from)
     return written
@@ -471,7 +479,7 @@ def explorers_key() -> str:
     for path in sorted((ROOT / "helpers").rglob("*")):
         if path.suffix in (".py", ".woff") and "__pycache__" not in path.parts:
             digest.update(path.relative_to(ROOT).as_posix().encode() + path.read_bytes())
-    for path in sorted(EDITIONS["en"].glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted(EDITIONS["en"].glob("[0-9][0-9]_*.ipynb")) + sorted(EDITIONS["ja"].glob("[0-9][0-9]_*.ipynb")):
         digest.update(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"].__repr__().encode())
     return digest.hexdigest()
 
