@@ -304,7 +304,17 @@ def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left"
                             "outside the hatched rows; grey: hatched or NaN",
                             "斜線：パッド位置（キーとしてマスクされる。その出力は読まないこと）"
                             "    赤枠：見えるキーがない\n"
-                            "色：斜線の行以外の有限の値のうち、最小が薄い青、最大が濃い青。灰色：斜線または NaN"))
+                            "色：斜線の行以外の有限の値のうち、最小が薄い青、最大が濃い青。灰色：斜線または NaN\n"
+                            + TITLE_LEGEND_JA))
+
+
+# The Japanese caption's last line reads the panel's title. It also holds every Japanese character a title or
+# a row label can show, so that every view needs the same glyphs: the static explorer then ships one font for
+# all of them instead of one per view (tests/chapters/test_ch07_dead_rows_and_fast_paths.py checks it).
+TITLE_LEGEND_JA = ("見出し：コードパス（手書きは埋め値で埋める）\n"
+                   "学習モードか評価モード（勾配あり、パラメータを凍結）、マスク、左か右のパディング + 因果\n"
+                   "スパイが見た高速パス（ネイティブ MHA、融合エンコーダ層、"
+                   "ネステッドテンソル）")
 
 
 def fast_paths_explorer() -> Explorer:

@@ -354,3 +354,19 @@ def test_the_japanese_edition_hears_japanese_hints():
             with pytest.raises(Mistake, match=hint) as caught:
                 ch07.check_3(answer, 2, 5)
             assert "位置 3" not in str(caught.value) and "tril(" not in str(caught.value)
+
+
+def test_every_japanese_view_needs_the_same_glyphs():
+    """The static explorer ships one web font per distinct set of CJK characters in the views' panels: with one
+    set (TITLE_LEGEND_JA in the caption holds every character a title can show), the Japanese edition's file
+    stays within its budget."""
+    from helpers import cjk_font
+
+    sets = set()
+    with speaking("ja"):
+        for setting in itertools.product(FAST_PATHS, ch07.FAST_TOKENS, ch07.FAST_MODES, (True, False),
+                                         ("bool", "float")):
+            view = fast_paths_view(*setting)
+            text = "".join("".join(p.rows) + "".join(p.cols) + p.title for p in view.panels) + view.caption
+            sets.add(frozenset(c for c in text if cjk_font._is_cjk(c)))
+    assert len(sets) == 1
