@@ -37,9 +37,7 @@ NOT_ATTEMPTED_JA = "まだ解答がない。上のセルに解答を書いてか
 class Mistake(AssertionError):
     """A wrong answer, with its hint in English and in Japanese: one line in IPython and Jupyter, no traceback."""
 
-    def __init__(self, en: str, ja: str | None = None) -> None:
-        if ja is None:  # only while the chapters' hints are being translated; tests/test_exercises.py lists them
-            ja = en
+    def __init__(self, en: str, ja: str) -> None:
         if not isinstance(en, str) or not isinstance(ja, str) or not en or not ja:
             raise TypeError("Mistake needs its hint twice, as two non-empty strings: English, then Japanese")
         super().__init__(say(en, ja))

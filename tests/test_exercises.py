@@ -98,19 +98,7 @@ def mistakes_without_japanese(path: Path) -> list[int]:
             and len(node.args) + len(node.keywords) < 2]
 
 
-# Modules whose hints are still English only (the list may only shrink).
-PENDING = {
-    "chapters/ch06_mask_conventions.py",
-    "chapters/ch07_dead_rows_and_fast_paths.py", "chapters/ch08_a_trained_classifier/exercises.py",
-    "chapters/ch09_batched_generation.py",
-}
-
-
 @pytest.mark.parametrize("path", sorted(HELPERS.rglob("*.py")), ids=lambda p: p.relative_to(HELPERS).as_posix())
 def test_every_hint_is_written_in_japanese_too(path: Path):
-    name = path.relative_to(HELPERS).as_posix()
     lines = mistakes_without_japanese(path)
-    if name in PENDING:
-        assert lines, f"{name}: every hint has its Japanese now; take it off PENDING"
-    else:
-        assert not lines, f"{name}: Mistake(...) without its Japanese hint at lines {lines}"
+    assert not lines, f"{path.relative_to(HELPERS).as_posix()}: Mistake(...) without its Japanese hint at lines {lines}"

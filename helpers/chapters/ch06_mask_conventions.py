@@ -12,6 +12,7 @@ from helpers import arguments
 from helpers.checks import AttnCallError, check_no_future_leak, check_padding_invariance
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
+from helpers.language import say
 from helpers.masks import causal_mask, from_hf_attention_mask, to_additive_mask, to_sdpa_mask
 from helpers.toy import is_pad
 
@@ -55,8 +56,10 @@ def express(blocked: torch.Tensor, convention: str) -> torch.Tensor:
 def convert_mask(mask: torch.Tensor, convention: str, api: str) -> torch.Tensor:
     """The fix: read `mask` in its own convention (True = blocked), then write it in the API's."""
     if convention == "HF 0/1 cast to float":
-        raise ValueError("a float 0/1 mask is ambiguous (additive? keep-flags?): "
-                         "from_hf_attention_mask refuses it; keep HF masks as integers")
+        raise ValueError(say("a float 0/1 mask is ambiguous (additive? keep-flags?): "
+                             "from_hf_attention_mask refuses it; keep HF masks as integers",
+                             "float の 0/1 マスクは曖昧である（加算型か、残すかどうかのフラグか？）。"
+                             "from_hf_attention_mask はこれを拒否する。HF のマスクは整数のまま扱うこと"))
     if convention == "MHA bool (True = blocked)":
         blocked = mask
     elif convention == "SDPA bool (True = may attend)":
@@ -96,7 +99,9 @@ def api_weights(mask: torch.Tensor, api: str) -> torch.Tensor:
             if api == "masked_fill(mask, -inf) + softmax":
                 return (x @ x.T / 2).masked_fill(mask, float("-inf")).softmax(-1)
     except (RuntimeError, AssertionError) as error:
-        raise ValueError(f"{api} rejects a {str(mask.dtype).removeprefix('torch.')} mask: {error}") from None
+        dtype = str(mask.dtype).removeprefix("torch.")
+        raise ValueError(say(f"{api} rejects a {dtype} mask: {error}",
+                             f"{api} は {dtype} のマスクを受け付けない：{error}")) from None
     raise ValueError(f"api must be one of {list(APIS)}, got {api!r}")
 
 
@@ -119,22 +124,28 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
     problems, details = [], []  # what is wrong (the panel's title), and the same with numbers (the summary)
     if (used & future).any():
         problems.append("LEAKS the future")
-        details.append(f"LEAKS the future (up to {weights[future].nan_to_num(0).max():.2f})")
+        top = f"{weights[future].nan_to_num(0).max():.2f}"
+        details.append(say(f"LEAKS the future (up to {top})", f"未来が漏れている（最大 {top}）"))
     if (used & pad_keys).any():
         problems.append("reads pad keys")
-        details.append(f"reads pad keys (up to {weights[pad_keys].nan_to_num(0).max():.2f})")
+        top = f"{weights[pad_keys].nan_to_num(0).max():.2f}"
+        details.append(say(f"reads pad keys (up to {top})", f"パッドのキーを読んでいる（最大 {top}）"))
     if (~used & ~blocked).any():
         problems.append("hides allowed keys")
-        details.append("hides allowed keys")
-    verdict = "; ".join(details) or "correct: weight only on allowed keys"
+        details.append(say("hides allowed keys", "許されたキーを隠している"))
+    separator = say("; ", "。")
+    verdict = separator.join(details) or say("correct: weight only on allowed keys",
+                                             "正しい：重みは許されたキーにだけある")
     if dead.any():
         rows = weights[dead]
-        value = "NaN" if rows.isnan().all() else "0" if (rows == 0).all() else "finite"
-        verdict += f"; {int(dead.sum())} rows with no visible key -> {value}"
+        value = "NaN" if rows.isnan().all() else "0" if (rows == 0).all() else say("finite", "有限の値")
+        n = int(dead.sum())
+        verdict += say(f"; {n} rows with no visible key -> {value}", f"。見えるキーのない行が {n} 行 → {value}")
     nan_rows = weights.isnan().all(-1) & ~dead
     if nan_rows.any():  # the API read the mask so that these rows see nothing
         n = int(nan_rows.sum())
-        verdict += f"; {n} NaN row{'s' if n > 1 else ''} (no visible key as the API read the mask)"
+        verdict += say(f"; {n} NaN row{'s' if n > 1 else ''} (no visible key as the API read the mask)",
+                       f"。NaN の行が {n} 行（API が読んだマスクでは見えるキーがない）")
 
     tokens = TOKENS[padding]
     status = "WRONG: " + ", ".join(problems) if problems else "OK"
@@ -143,7 +154,10 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
     short = f"{SHORT[convention]} mask → {SHORT[api]}"
     panel = Panel(weights, tokens, tokens, masked=blocked, framed=used & blocked, frame_color=RED,
                   alert=bool(problems), title=f"{short}{' (converted)' if convert else ''}\n{status}")
-    return View((panel,), f"{convention} -> {api}{' (converted)' if convert else ''}, {padding} padding: {verdict}",
+    side = {"none": "なし", "right": "右", "left": "左"}[padding]
+    summary = say(f"{convention} -> {api}{' (converted)' if convert else ''}, {padding} padding: {verdict}",
+                  f"{convention} → {api}{'（変換あり）' if convert else ''}、パディング：{side}。{verdict}")
+    return View((panel,), summary,
                 caption="hatched: should be blocked    red frame: weight on a blocked key")
 
 
@@ -186,22 +200,32 @@ def check_1(answer: object, hf_batch: torch.Tensor) -> None:
     future = causal_mask(S).expand(N, S, S)                                      # True = a later key
     expected = ~(pad_keys | future)                                              # True = may attend
     if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("the mask should be a bool tensor (True = may attend)")
+        raise Mistake("the mask should be a bool tensor (True = may attend)",
+                      "マスクは bool テンソル（True = 参照してよい）にすること")
     if tuple(answer.shape) != (N, 1, S, S):
-        raise Mistake(f"the shape should be (N, 1, L, S), with a size-1 head dimension; got {tuple(answer.shape)}")
+        raise Mistake(f"the shape should be (N, 1, L, S), with a size-1 head dimension; got {tuple(answer.shape)}",
+                      f"形状は (N, 1, L, S) で、ヘッドの次元は大きさ 1 になるはずである。"
+                      f"解答の形状は {tuple(answer.shape)}")
     got = answer[:, 0]
     if torch.equal(got, ~expected):
-        raise Mistake("that is MHA's polarity (True = blocked): SDPA reads True as 'may attend'")
+        raise Mistake("that is MHA's polarity (True = blocked): SDPA reads True as 'may attend'",
+                      "これは MHA の極性（True = 遮断）である。SDPA は True を「参照してよい」と読む")
     if torch.equal(got, ~pad_keys | ~future):
-        raise Mistake("each flipped mask is right, but 'may attend' masks combine with &: a key must pass both")
+        raise Mistake("each flipped mask is right, but 'may attend' masks combine with &: a key must pass both",
+                      "反転したマスクはそれぞれ正しいが、「参照してよい」のマスクどうしは & で結合する。"
+                      "キーは両方の条件を満たさなければならない")
     if torch.equal(got, ~pad_keys):
-        raise Mistake("a query may not see a later key: the causal part is missing")
+        raise Mistake("a query may not see a later key: the causal part is missing",
+                      "クエリは自分より後ろのキーを見てはならない。因果の部分が抜けている")
     if torch.equal(got, ~future):
-        raise Mistake("the pad keys must be hidden too: the padding part is missing")
+        raise Mistake("the pad keys must be hidden too: the padding part is missing",
+                      "パッドのキーも隠さなければならない。パディングの部分が抜けている")
     if (got & ~expected).any():
-        raise Mistake("some query may attend to a key it must not see (a pad, or a later token)")
+        raise Mistake("some query may attend to a key it must not see (a pad, or a later token)",
+                      "見てはならないキー（パッド、または後ろのトークン）を参照できるクエリがある")
     if not torch.equal(got, expected):
-        raise Mistake("some query cannot see a key it may attend to (an earlier or its own real token)")
+        raise Mistake("some query cannot see a key it may attend to (an earlier or its own real token)",
+                      "参照してよいキー（前にある実トークン、または自分自身）を見られないクエリがある")
 
 
 @exercise
@@ -210,22 +234,34 @@ def check_2(answer: object, embed_dim: int) -> None:
     embed_dim = arguments.integer(embed_dim, "embed_dim", minimum=1)
     if not callable(answer):
         raise Mistake(f"answer_2 should be a function (x, key_padding_mask, attn_mask) -> output, "
-                      f"got {type(answer).__name__}")
+                      f"got {type(answer).__name__}",
+                      f"answer_2 は関数 (x, key_padding_mask, attn_mask) -> output にすること。"
+                      f"渡されたのは {type(answer).__name__} である")
     try:
         if not check_padding_invariance(answer, embed_dim=embed_dim).passed:
             raise Mistake("without attn_mask, new values at the pads changed a real token's output: is the padding "
-                          "mask passed, in Hugging Face's polarity (1 = keep)?")
+                          "mask passed, in Hugging Face's polarity (1 = keep)?",
+                          "attn_mask なしで、パッドの値を変えると実トークンの出力が変わった。パディングマスクを "
+                          "Hugging Face の極性（1 = 残す）で渡しているか？")
         if not check_no_future_leak(answer, embed_dim=embed_dim).passed:
             raise Mistake("with the causal attn_mask, a later token changed an earlier output: "
-                          "turn attn_mask into the flag is_causal")
+                          "turn attn_mask into the flag is_causal",
+                          "因果の attn_mask を渡すと、後ろのトークンが前の位置の出力を変えた。"
+                          "attn_mask をフラグ is_causal に置き換えること")
         if not check_padding_invariance(answer, embed_dim=embed_dim, causal=True).passed:
             raise Mistake("with the causal attn_mask and left padding, the pads changed real outputs: "
-                          "the padding mask is still needed when attn_mask is given (step 4)")
+                          "the padding mask is still needed when attn_mask is given (step 4)",
+                          "因果の attn_mask と左パディングで、パッドが実トークンの出力を変えた。"
+                          "attn_mask があるときもパディングマスクは必要である（ステップ 4）")
     except (AttnCallError, TypeError, ValueError) as error:
-        raise Mistake(f"the checks could not run your adapter: {str(error).splitlines()[0]}") from None
+        first_line = str(error).splitlines()[0]
+        raise Mistake(f"the checks could not run your adapter: {first_line}",
+                      f"検査が、書いたアダプタを実行できなかった：{first_line}") from None
     x = torch.randn(2, 5, embed_dim, generator=torch.Generator().manual_seed(0))
     no_pads = torch.zeros(2, 5, dtype=torch.bool)
     with torch.no_grad():
         if torch.allclose(answer(x, no_pads, None), answer(x, no_pads, causal_mask(5))):
             raise Mistake("with attn_mask=None every token must see every real key, the later ones too: "
-                          "is_causal only when attn_mask is given")
+                          "is_causal only when attn_mask is given",
+                          "attn_mask=None のときは、どのトークンも後ろのものを含めてすべての実トークンのキーを"
+                          "見なければならない。is_causal にするのは attn_mask があるときだけである")

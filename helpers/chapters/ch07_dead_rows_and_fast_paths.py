@@ -24,6 +24,7 @@ from torch import nn
 from helpers import arguments
 from helpers.exercises import Mistake, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
+from helpers.language import say
 from helpers.masks import causal_mask, key_padding_mask
 from helpers.toy import is_pad
 
@@ -34,6 +35,8 @@ FAST_KERNELS = {
     "_transformer_encoder_layer_fwd": "fused encoder layer",
     "_nested_tensor_from_mask": "nested tensor",
 }
+KERNELS_JA = {"native MHA": "ネイティブ MHA", "fused encoder layer": "融合エンコーダ層",
+              "nested tensor": "ネステッドテンソル"}
 
 
 @contextlib.contextmanager
@@ -63,12 +66,64 @@ def fast_path_spy() -> Iterator[Counter[str]]:
 
 
 def fast_paths_ran(calls: Counter[str]) -> str:
-    """The spy's Counter in words: 'fast path: nested tensor + fused encoder layer', or 'no fast path'."""
-    ran = [name for name in FAST_KERNELS.values() if calls[name]]
+    """The spy's Counter in words: 'fast path: nested tensor + fused encoder layer', or 'no fast path' (in
+    Japanese in the Japanese edition)."""
+    return ran_words(*[name for name in FAST_KERNELS.values() if calls[name]])
+
+
+def ran_words(*kernels: str) -> str:
+    """The words for the fast-path entry points that ran (FAST_KERNELS' short names), in the current language:
+    ran_words("native MHA") == "fast path: native MHA", ran_words() == "no fast path"."""
+    unknown = [k for k in kernels if k not in KERNELS_JA]
+    if unknown:
+        raise ValueError(f"kernels must be among {list(KERNELS_JA)}, got {unknown}")
+    ran = [name for name in FAST_KERNELS.values() if name in kernels]
     if "nested tensor" in ran:  # packing comes first, then each layer runs on the packed tensor
         ran.remove("nested tensor")
         ran.insert(0, "nested tensor")
-    return "fast path: " + " + ".join(ran) if ran else "no fast path"
+    if not ran:
+        return say("no fast path", "高速パスなし")
+    return say("fast path: " + " + ".join(ran), "高速パス：" + " + ".join(KERNELS_JA[name] for name in ran))
+
+
+# The words chapter 7's notebook prints for paths, settings and results, and their Japanese (label()).
+LABELS_JA = {
+    "NaN": "NaN",
+    "fast path": "高速パス",
+    "slow path": "低速パス",
+    "function": "関数",
+    "fast path, dead row ->": "高速パス、死んだ行 →",
+    "slow path, dead row ->": "低速パス、死んだ行 →",
+    "ordinary": "普通の値",
+    "ordinary values": "普通の値",
+    "out_proj.bias (0 before out_proj)": "out_proj.bias（out_proj の前は 0）",
+    "0 before out_proj: the output is out_proj.bias": "out_proj の前は 0：出力は out_proj.bias",
+    "item 0, left padding + causal: what each setting returns per query row":
+        "サンプル 0、左パディング + 因果：各設定がクエリの行ごとに返すもの",
+    "left padding + causal: 1 = blocked (hatched)": "左パディング + 因果：1 = 遮断（斜線）",
+    # the explorer's settings (its drop-downs show these, and its summaries and titles name them)
+    "manual: fill -inf, softmax": "手書き：-inf で埋めて softmax",
+    "manual: fill finfo.min, softmax": "手書き：finfo.min で埋めて softmax",
+    "training": "学習モード",
+    "eval, grad on": "評価モード、勾配あり",
+    "eval + no_grad": "評価モード + no_grad",
+    "eval, frozen parameters, grad on": "評価モード、パラメータを凍結、勾配あり",
+    "right": "右",
+    "left": "左",
+}
+
+
+def label(text: str) -> str:
+    """A word label of a path, a setting or a result, in the current language: `text` itself in English, its
+    Japanese (LABELS_JA) in the Japanese edition. Code names (MHA, need_weights=False) are not labels."""
+    if text not in LABELS_JA:
+        raise ValueError(f"text must be one of {list(LABELS_JA)}, got {text!r}")
+    return say(text, LABELS_JA[text])
+
+
+def _path_label(path: str) -> str:
+    """A code path's name as shown: the manual paths' words translated, the code names as they are."""
+    return label(path) if path in LABELS_JA else path
 
 
 FAST_PATHS = (
@@ -162,12 +217,18 @@ def _run(path: str, x: torch.Tensor, kpm: torch.Tensor, attn_mask: torch.Tensor 
 
 class FastRun(NamedTuple):
     out: torch.Tensor                # (2, 5, E)
-    ran: str                         # fast_paths_ran() of the spy's counts
+    ran: str                         # fast_paths_ran() of the spy's counts, in the current language
+
+
+def fast_run(path: str, padding: str, mode: str, causal: bool, masks: str = "bool") -> FastRun:
+    """The (2, 5, E) output of `path` on the batch, run in `mode`, and which fast path ran (cached)."""
+    out, kernels = _fast_run(path, padding, mode, causal, masks)
+    return FastRun(out, ran_words(*kernels))
 
 
 @functools.cache
-def fast_run(path: str, padding: str, mode: str, causal: bool, masks: str = "bool") -> FastRun:
-    """The (2, 5, E) output of `path` on the batch, run in `mode`, and which fast path ran (cached)."""
+def _fast_run(path: str, padding: str, mode: str, causal: bool, masks: str) -> tuple[torch.Tensor, tuple[str, ...]]:
+    """fast_run's output, and the short names of the fast-path entry points that ran (computed once)."""
     if mode not in FAST_MODES:
         raise ValueError(f"mode must be one of {list(FAST_MODES)}, got {mode!r}")
     if masks not in MASK_DTYPES:
@@ -182,7 +243,7 @@ def fast_run(path: str, padding: str, mode: str, causal: bool, masks: str = "boo
             module.requires_grad_(not frozen)
         with torch.set_grad_enabled(mode != "eval + no_grad"), fast_path_spy() as calls:
             out = _run(path, x, kpm, attn_mask, masks).detach()
-        return FastRun(out, fast_paths_ran(calls))
+        return out, tuple(name for name in FAST_KERNELS.values() if calls[name])
     finally:
         for module in modules:
             module.eval().requires_grad_(True)
@@ -198,10 +259,10 @@ def _kind(row: torch.Tensor, bias: torch.Tensor) -> str:
     if row.isnan().all():
         return "NaN"
     if (row == 0).all():
-        return "exact zeros"
+        return say("exact zeros", "ちょうど 0")
     if torch.allclose(row, bias, atol=1e-6, rtol=0):
-        return "out_proj.bias (0 before out_proj)"
-    return "ordinary values"
+        return label("out_proj.bias (0 before out_proj)")
+    return label("ordinary values")
 
 
 def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left", mode: str = "eval + no_grad",
@@ -217,36 +278,58 @@ def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left"
     pads = kpm[0] & ~dead
     bias = fast_setup().mha.out_proj.bias.detach()
     found = []
-    for name, rows in (("rows with no visible key", dead), ("pad rows", pads)):
+    names = {"dead": say("rows with no visible key", "見えるキーのない行"), "pads": say("pad rows", "パッド行")}
+    for name, rows in (("dead", dead), ("pads", pads)):
         if rows.any():
             kinds = sorted({_kind(out[0, i], bias) for i in rows.nonzero().flatten().tolist()})
-            if name.startswith("rows with no") and "finfo.min" in path:
-                kinds = ["finite: the plain average of all 5 values, pads included"]
-            found.append(f"{name} {rows.nonzero().flatten().tolist()} -> {' / '.join(kinds)}")
+            if name == "dead" and "finfo.min" in path:
+                kinds = [say("finite: the plain average of all 5 values, pads included",
+                             "有限：パッドを含む 5 つの値すべての単純平均")]
+            found.append(f"{names[name]} {rows.nonzero().flatten().tolist()} {say('->', '→')} {' / '.join(kinds)}")
     if not dead.any():
-        found.insert(0, "no row without a visible key")
-    setting = f"{mode}, {masks} masks, {padding} padding{' + causal' if causal else ''}"
-    rows = [f"{t}{'  (no key)' if d else ''}" for t, d in zip(tokens, dead.tolist(), strict=True)]
+        found.insert(0, say("no row without a visible key", "見えるキーのない行はない"))
+    setting = say(f"{mode}, {masks} masks, {padding} padding{' + causal' if causal else ''}",
+                  f"{label(mode)}、{masks} マスク、{label(padding)}パディング{' + 因果' if causal else ''}")
+    no_key = say("  (no key)", "（キーなし）")
+    rows = [f"{t}{no_key if d else ''}" for t, d in zip(tokens, dead.tolist(), strict=True)]
     panel = Panel(out[0], rows, [f"out {j}" for j in range(E)], masked=kpm[0][:, None].expand(5, E),
                   framed=dead[:, None].expand(5, E), frame_color=RED, red_rows=tuple(dead.nonzero().flatten().tolist()),
-                  xlabel="output feature", ylabel="position", alert=bool(out[0, dead].isnan().any()),
-                  title=f"{path}\n{setting}\n{ran}")
-    return View((panel,), f"{path}, {setting}: " + "; ".join(found) + f" ({ran})",
-                caption="hatched: pad positions (masked as keys; never read their outputs)    red frame: no visible "
-                        "key\ncolour: light to dark blue from the smallest to the largest finite value outside the "
-                        "hatched rows; grey: hatched or NaN")
+                  xlabel=say("output feature", "出力の特徴量"), ylabel=say("position", "位置"),
+                  alert=bool(out[0, dead].isnan().any()), title=f"{_path_label(path)}\n{setting}\n{ran}")
+    summary = say(f"{path}, {setting}: " + "; ".join(found) + f" ({ran})",
+                  f"{_path_label(path)}、{setting}：" + "。".join(found) + f"（{ran}）")
+    return View((panel,), summary,
+                caption=say("hatched: pad positions (masked as keys; never read their outputs)    red frame: no "
+                            "visible key\ncolour: light to dark blue from the smallest to the largest finite value "
+                            "outside the hatched rows; grey: hatched or NaN",
+                            "斜線：パッド位置（キーとしてマスクされる。その出力は読まないこと）"
+                            "    赤枠：見えるキーがない\n"
+                            "色：斜線の行以外の有限の値のうち、最小が薄い青、最大が濃い青。灰色：斜線または NaN\n"
+                            + TITLE_LEGEND_JA))
+
+
+# The Japanese caption's last line reads the panel's title. It also holds every Japanese character a title or
+# a row label can show, so that every view needs the same glyphs: the static explorer then ships one font for
+# all of them instead of one per view (tests/chapters/test_ch07_dead_rows_and_fast_paths.py checks it).
+TITLE_LEGEND_JA = ("見出し：コードパス（手書きは埋め値で埋める）\n"
+                   "学習モードか評価モード（勾配あり、パラメータを凍結）、マスク、左か右のパディング + 因果\n"
+                   "スパイが見た高速パス（ネイティブ MHA、融合エンコーダ層、"
+                   "ネステッドテンソル）")
 
 
 def fast_paths_explorer() -> Explorer:
     """Code path x padding side x mode x mask dtype x causal mask -> item 0's output rows, marked."""
-    controls = {
-        "path": widgets.Dropdown(options=FAST_PATHS, value="MHA, need_weights=False", description="path",
-                                 layout=widgets.Layout(width="26em"), style={"description_width": "4em"}),
-        "padding": widgets.ToggleButtons(options=list(FAST_TOKENS), value="left", description="padding"),
-        "mode": widgets.Dropdown(options=FAST_MODES, value="eval + no_grad", description="mode",
-                                 layout=widgets.Layout(width="26em"), style={"description_width": "4em"}),
-        "causal": widgets.Checkbox(value=True, description="causal mask"),
-        "masks": widgets.ToggleButtons(options=MASK_DTYPES, value="bool", description="masks"),
+    width = {"description_width": say("4em", "6em")}
+    layout = {"width": say("26em", "30em")}
+    controls = {  # each option shown by its label (Japanese in the Japanese edition), its value the English name
+        "path": widgets.Dropdown(options=[(_path_label(p), p) for p in FAST_PATHS], value="MHA, need_weights=False",
+                                 description=say("path", "コードパス"), layout=layout, style=width),
+        "padding": widgets.ToggleButtons(options=[(label(p), p) for p in FAST_TOKENS], value="left",
+                                         description=say("padding", "パディング")),
+        "mode": widgets.Dropdown(options=[(label(m), m) for m in FAST_MODES], value="eval + no_grad",
+                                 description=say("mode", "モード"), layout=layout, style=width),
+        "causal": widgets.Checkbox(value=True, description=say("causal mask", "因果マスク")),
+        "masks": widgets.ToggleButtons(options=MASK_DTYPES, value="bool", description=say("masks", "マスク")),
     }
     return explorer(controls, fast_paths_view)
 
@@ -272,33 +355,49 @@ def _dead_rows_cases(lengths: list[int]) -> dict[str, tuple[torch.Tensor, torch.
             "left padding, no causal mask": (left, nothing)}
 
 
+CASES_JA = {"left padding + causal": "左パディング + 因果", "right padding + causal": "右パディング + 因果",
+            "left padding, no causal mask": "左パディングで因果マスクなし"}
+
+
 @exercise
 def check_1(answer: object, lengths: list[int]) -> None:
     """Exercise 1: a function dead_rows(key_padding_mask, attn_mask) -> (N, L) bool, True = no visible key."""
     lengths = _lengths(lengths)
     if not callable(answer):
-        raise Mistake("answer_1 should be a function: dead_rows(key_padding_mask, attn_mask)")
+        raise Mistake("answer_1 should be a function: dead_rows(key_padding_mask, attn_mask)",
+                      "answer_1 は関数 dead_rows(key_padding_mask, attn_mask) にすること")
     for case, (kpm, attn_mask) in _dead_rows_cases(lengths).items():
         expected = (kpm[:, None, :] | attn_mask).all(-1)
-        got = call(answer, kpm.clone(), attn_mask.clone(), when=f"with {case},")
+        ja = CASES_JA[case]
+        got = call(answer, kpm.clone(), attn_mask.clone(), when=say(f"with {case},", f"{ja}のとき、"))
         if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
-            raise Mistake("return a bool tensor, True = this query row has no visible key")
+            raise Mistake("return a bool tensor, True = this query row has no visible key",
+                          "bool テンソルを返すこと。True = このクエリの行には見えるキーがない")
         if got.shape != expected.shape:
             raise Mistake(f"return one value per item and query row, shape (N, L) = {tuple(expected.shape)}; "
-                          f"got {tuple(got.shape)}")
+                          f"got {tuple(got.shape)}",
+                          f"サンプルとクエリの行ごとに 1 つの値、形状 (N, L) = {tuple(expected.shape)} を返すこと。"
+                          f"返ってきた形状は {tuple(got.shape)}")
         if torch.equal(got, expected):
             continue
         if torch.equal(got, kpm):
             raise Mistake(f"with {case} you marked the pad positions, but a pad query is dead only if it cannot "
-                          "see any key at all: what may it see there?")
+                          "see any key at all: what may it see there?",
+                          f"{ja}のとき、パッドの位置に印を付けているが、パッドのクエリが死んだ行になるのは"
+                          "どのキーもまったく見えないときだけである。そこでは何が見えるか？")
         if torch.equal(got, kpm.all(-1, keepdim=True).expand_as(kpm)):
             raise Mistake(f"with {case}: the attention mask blocks keys too (you marked only rows of all-pad "
-                          "items); a row is dead when the two masks together block every key")
+                          "items); a row is dead when the two masks together block every key",
+                          f"{ja}のとき：アテンションマスクもキーを遮断する（印があるのは、すべてがパッドのサンプルの行"
+                          "だけになっている）。2 つのマスクを合わせてすべてのキーが遮断される行が死んだ行である")
         if torch.equal(got, (kpm[:, None, :] | attn_mask).any(-1)):
-            raise Mistake(f"with {case}: a row is dead when ALL its keys are blocked, not when some are")
+            raise Mistake(f"with {case}: a row is dead when ALL its keys are blocked, not when some are",
+                          f"{ja}のとき：死んだ行とは、一部ではなく「すべて」のキーが遮断された行である")
         if torch.equal(got, ~expected):
-            raise Mistake(f"with {case}: the polarity is reversed; True must mark the rows with no visible key")
-        raise Mistake(f"with {case} some rows are wrong: for each query, which keys do the two masks leave visible?")
+            raise Mistake(f"with {case}: the polarity is reversed; True must mark the rows with no visible key",
+                          f"{ja}のとき：極性が逆である。True で印を付けるのは見えるキーのない行である")
+        raise Mistake(f"with {case} some rows are wrong: for each query, which keys do the two masks leave visible?",
+                      f"{ja}のとき、いくつかの行が違う。各クエリについて、2 つのマスクはどのキーを見えるまま残すか？")
 
 
 _CHECK_2_BLOCKED = torch.tensor([[False, True, True], [True, True, True], [False, True, True]])  # row 1: dead
@@ -330,43 +429,59 @@ def _fixed(fills: dict[torch.dtype, float | None]) -> bool:
 def check_2(answer: object) -> None:
     """Exercise 2: apply_mask(scores, blocked) -> masked scores, for float32, float16 and bfloat16."""
     if not callable(answer):
-        raise Mistake("answer_2 should be a function: apply_mask(scores, blocked)")
+        raise Mistake("answer_2 should be a function: apply_mask(scores, blocked)",
+                      "answer_2 は関数 apply_mask(scores, blocked) にすること")
     blocked = _CHECK_2_BLOCKED
     live = ~blocked.all(-1)
     dtypes = (torch.float32, torch.float16, torch.bfloat16)
     results = {}
     for dtype in dtypes:
         scores = _check_2_scores(dtype)
-        masked = call(answer, scores.clone(), blocked.clone(), when=f"in {dtype}")
+        masked = call(answer, scores.clone(), blocked.clone(), when=say(f"in {dtype}", f"{dtype} のとき、"))
         if not isinstance(masked, torch.Tensor) or masked.shape != scores.shape:
-            raise Mistake(f"return the masked scores, a tensor of the scores' shape {tuple(scores.shape)}")
+            raise Mistake(f"return the masked scores, a tensor of the scores' shape {tuple(scores.shape)}",
+                          f"マスクしたスコアを、スコアと同じ形状 {tuple(scores.shape)} のテンソルで返すこと")
         if masked.dtype != dtype:
-            raise Mistake(f"keep the scores' dtype: scores in {dtype} came back as {masked.dtype}")
+            raise Mistake(f"keep the scores' dtype: scores in {dtype} came back as {masked.dtype}",
+                          f"スコアの dtype を保つこと。{dtype} のスコアが {masked.dtype} になって返ってきた")
         results[dtype] = scores, masked
     fills = {dtype: _one_fill(masked, blocked) for dtype, (_, masked) in results.items()}
     for dtype, (scores, masked) in results.items():
         weights = masked.softmax(-1)
         if not weights[~live].isfinite().all():
             if dtype == torch.float32:
-                raise Mistake("in torch.float32 the row with no visible key became NaN: which fill gives 0/0?")
+                raise Mistake("in torch.float32 the row with no visible key became NaN: which fill gives 0/0?",
+                              "torch.float32 で、見えるキーのない行が NaN になった。0/0 になるのはどの埋め値か？")
             raise Mistake(f"in {dtype} the row with no visible key became NaN: a finite number became -inf "
-                          "somewhere (what happens to a number near the edge of the range when you add to it?)")
+                          "somewhere (what happens to a number near the edge of the range when you add to it?)",
+                          f"{dtype} で、見えるキーのない行が NaN になった。どこかで有限の数が -inf になっている"
+                          "（表せる範囲の端に近い数に何かを足すとどうなるか？）")
         if not torch.equal(masked[~blocked], scores[~blocked]):
-            raise Mistake(f"in {dtype} the visible scores changed: only the blocked cells may change")
+            raise Mistake(f"in {dtype} the visible scores changed: only the blocked cells may change",
+                          f"{dtype} で、見えるスコアが変わった。変えてよいのは遮断するセルだけである")
         if (weights[live][blocked[live]] == 0).all():
             continue
         low, fill = f"{CHECK_2_LOW[dtype]:,.0f}", fills[dtype]
         where = f"in {dtype} a blocked key got weight above 0 in row 2, next to a real score of {low}"
+        where_ja = f"{dtype} で、実トークンのスコア {low} がある行 2 において、遮断したキーに 0 より大きい重みが付いた"
         if fill is not None and dtype != torch.float16 and fill == torch.finfo(torch.float16).min:
             raise Mistake(f"{where}: your fill is float16's lowest number, used in every dtype; {dtype} reaches "
-                          "much further down, and its real scores can lie below that fill")
+                          "much further down, and its real scores can lie below that fill",
+                          f"{where_ja}。埋め値が float16 の最小の数で、それをどの dtype でも使っている。{dtype} は"
+                          "それよりずっと下まで表せるので、実トークンのスコアがその埋め値より下になりうる")
         if fill is not None and fill == torch.finfo(dtype).min / 2:
             raise Mistake(f"{where}: half of the dtype's lowest number is not far enough down; real scores can "
-                          "lie below it")
+                          "lie below it",
+                          f"{where_ja}。dtype の最小の数の半分では十分に下ではない。実トークンのスコアがそれより"
+                          "下になりうる")
         if fill is not None and _fixed(fills):
             raise Mistake(f"{where}: your fill is the same fixed number in every dtype, and a fixed number works "
-                          "only while every real score stays far above it")
-        raise Mistake(f"{where}: the fill must lie below every real score the dtype can hold, in every dtype")
+                          "only while every real score stays far above it",
+                          f"{where_ja}。埋め値がどの dtype でも同じ固定の数になっている。固定の数が使えるのは、"
+                          "実トークンのスコアがどれもそれより十分に上にある間だけである")
+        raise Mistake(f"{where}: the fill must lie below every real score the dtype can hold, in every dtype",
+                      f"{where_ja}。どの dtype でも、埋め値はその dtype が表せるどの実トークンのスコアよりも"
+                      "下になければならない")
 
 
 @exercise
@@ -377,17 +492,25 @@ def check_3(answer: object, L: int, S: int) -> None:
         raise ValueError(f"L must be at most S, got L={L}, S={S}")
     expected = torch.ones(L, S, dtype=torch.bool).tril(diagonal=S - L)
     if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("SDPA takes a bool mask here: a bool tensor, True = may attend")
+        raise Mistake("SDPA takes a bool mask here: a bool tensor, True = may attend",
+                      "ここで SDPA に渡すのは bool マスク、つまり bool テンソルで True = 参照してよい")
     if answer.shape != expected.shape:
-        raise Mistake(f"the shape should be (L, S) = {(L, S)}, one row per new query; got {tuple(answer.shape)}")
+        raise Mistake(f"the shape should be (L, S) = {(L, S)}, one row per new query; got {tuple(answer.shape)}",
+                      f"形状は (L, S) = {(L, S)} で、新しいクエリごとに 1 行になるはずである。"
+                      f"解答の形状は {tuple(answer.shape)}")
     if torch.equal(answer, expected):
         return
     if torch.equal(answer, ~expected):
-        raise Mistake("that is MHA's polarity (True = blocked); for SDPA, True means may attend")
+        raise Mistake("that is MHA's polarity (True = blocked); for SDPA, True means may attend",
+                      "これは MHA の極性（True = 遮断）である。SDPA では True は参照してよいことを表す")
     if torch.equal(answer, torch.ones(L, S, dtype=torch.bool).tril()):
-        raise Mistake("that is the top-left triangle is_causal=True builds: which positions do the new tokens hold?")
+        raise Mistake("that is the top-left triangle is_causal=True builds: which positions do the new tokens hold?",
+                      "これは is_causal=True が作る左上の三角形である。新しいトークンはどの位置にあるか？")
     if not answer[torch.arange(L), torch.arange(S - L, S)].all():
-        raise Mistake("a new token must also see itself: look at the cell of its own position")
+        raise Mistake("a new token must also see itself: look at the cell of its own position",
+                      "新しいトークンは自分自身も見えなければならない。自分の位置のセルを確かめること")
     if answer[~expected].any():
-        raise Mistake("a new token sees a key after its own position: that is the future")
-    raise Mistake("some keys at or before a new token's position are blocked: it may see all of them")
+        raise Mistake("a new token sees a key after its own position: that is the future",
+                      "新しいトークンが自分の位置より後ろのキーを見ている。それは未来である")
+    raise Mistake("some keys at or before a new token's position are blocked: it may see all of them",
+                  "新しいトークンの位置か、それより前にあるキーの一部が遮断されている。それらはすべて見てよい")

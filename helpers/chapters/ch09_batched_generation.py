@@ -23,6 +23,7 @@ from helpers import arguments
 from helpers.attention import attention_steps
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
+from helpers.language import say
 from helpers.masks import Fill, from_hf_attention_mask, positions_from_mask
 from helpers.training import Adam, deterministic
 
@@ -252,9 +253,13 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
                         masked=pads, framed=leak, frame_color=RED, mark="!", alert=bool(leak.any()),
                         xlabel="key slot", ylabel="item (its keys)", vmin=0.0, vmax=1.0))
     same = int((run.tokens == ref.tokens).all(1).sum())
-    summary = (f"padding {padding}, positions {positions}, mask {mask}, KV cache {'on' if kv_cache else 'off'}: "
-               f"{same}/{len(PROMPTS)} items match the reference; step {step}: weight on pads, summed over the "
-               f"{len(PROMPTS)} items: {float(weights[pads].sum()):.2g}")
+    n, on_pads = len(PROMPTS), f"{float(weights[pads].sum()):.2g}"
+    summary = say(f"padding {padding}, positions {positions}, mask {mask}, KV cache {'on' if kv_cache else 'off'}: "
+                  f"{same}/{n} items match the reference; step {step}: weight on pads, summed over the "
+                  f"{n} items: {on_pads}",
+                  f"パディング：{'左' if padding == 'left' else '右'}、位置 ID：{positions}、マスク：{mask}、"
+                  f"KV キャッシュ：{'オン' if kv_cache else 'オフ'}。参照と一致するサンプルは {same}/{n}。"
+                  f"ステップ {step}：パッドに乗った重み（{n} サンプルの合計）は {on_pads}")
     return View(tuple(panels), summary, caption="numbers: the probability of each chosen token    ×: differs from "
                 "the prompt alone    hatched: a pad key (_)    !: weight on a pad    colour: 0 white to 1 dark blue")
 
@@ -287,6 +292,11 @@ def _attention_mask(mask: object, name: str) -> torch.Tensor:
     return mask.long()
 
 
+NAMES_JA = {"left-padded": "左パディング", "right-padded": "右パディング", "step 4's (a hole)": "ステップ 4（穴あき）",
+            "random, last slot real": "ランダム（最後のスロットが実トークン）",
+            "random, first slot real (pads after it)": "ランダム（最初のスロットが実トークンで、その後にパッド）"}
+
+
 def _counted(mask: torch.Tensor) -> torch.Tensor:
     """Exercise 1's position ids: real tokens before each real token in its row; 0 at every pad."""
     return (mask.cumsum(-1) - 1).clamp(min=0) * mask
@@ -303,30 +313,43 @@ def check_1(answer: object, mask_left: torch.Tensor, mask_right: torch.Tensor, m
     masks["random, last slot real"] = random.index_fill(1, torch.tensor([8]), 1)
     masks["random, first slot real (pads after it)"] = random.index_fill(1, torch.tensor([0]), 1)
     if not callable(answer):
-        raise Mistake(f"answer_1 should be a function attention_mask -> position_ids, got {type(answer).__name__}")
+        raise Mistake(f"answer_1 should be a function attention_mask -> position_ids, got {type(answer).__name__}",
+                      f"answer_1 は関数 attention_mask -> position_ids にすること。渡されたのは "
+                      f"{type(answer).__name__} である")
     for name, mask in masks.items():
         got = answer(mask.clone())
         if not isinstance(got, torch.Tensor) or got.shape != mask.shape:
-            raise Mistake("return one position id per slot: a tensor of the mask's shape (N, S)")
+            raise Mistake("return one position id per slot: a tensor of the mask's shape (N, S)",
+                          "スロットごとに位置 ID を 1 つ返すこと。マスクと同じ形状 (N, S) のテンソルである")
         if got.dtype.is_floating_point or got.dtype == torch.bool:
-            raise Mistake(f"position ids are integers (an embedding looks them up), got {got.dtype}")
+            raise Mistake(f"position ids are integers (an embedding looks them up), got {got.dtype}",
+                          f"位置 ID は整数である（埋め込み層がそれで表を引く）。返ってきたのは {got.dtype}")
         expected, real = _counted(mask), mask.bool()
         if torch.equal(got, expected):
             continue
         if (got < 0).any():
-            raise Mistake("a position id is never negative: look at the pads before the first real token")
+            raise Mistake("a position id is never negative: look at the pads before the first real token",
+                          "位置 ID が負になることはない。最初の実トークンより前のパッドを確かめること")
         if torch.equal(got[real], expected[real]):
             if torch.equal(got, positions_from_mask(mask)):
                 raise Mistake("the real tokens are right; at a pad after a real token you give the last real "
-                              "position, as positions_from_mask does: this exercise asks for 0 at every pad")
-            raise Mistake(f"the real tokens are right, the pads are not ({name} mask): every pad gets 0")
+                              "position, as positions_from_mask does: this exercise asks for 0 at every pad",
+                              "実トークンは正しい。実トークンの後のパッドに、positions_from_mask と同じく"
+                              "最後の実トークンの位置を与えている。この確認問題ではすべてのパッドを 0 にする")
+            raise Mistake(f"the real tokens are right, the pads are not ({name} mask): every pad gets 0",
+                          f"実トークンは正しいが、パッドが違う（{NAMES_JA[name]}のマスク）。パッドはすべて 0 にする")
         if torch.equal(got[real], torch.arange(mask.shape[1]).expand_as(mask)[real]):
             raise Mistake(f"for the {name} mask these are positions from the left edge of the batch: "
-                          "count only the real tokens before each token")
+                          "count only the real tokens before each token",
+                          f"{NAMES_JA[name]}のマスクに対して、これはバッチの左端から数えた位置である。"
+                          "各トークンより前にある実トークンだけを数えること")
         if torch.equal(got[real], expected[real] + 1):
-            raise Mistake("one too many: the first real token of each row gets position 0")
+            raise Mistake("one too many: the first real token of each row gets position 0",
+                          "1 つ多い。各行の最初の実トークンの位置は 0 である")
         raise Mistake(f"wrong position ids for the {name} mask: for each real token, count the real tokens "
-                      "before it in its row")
+                      "before it in its row",
+                      f"{NAMES_JA[name]}のマスクで位置 ID が違う。各実トークンについて、同じ行でそれより前にある"
+                      "実トークンを数えること")
 
 
 @exercise
@@ -335,7 +358,9 @@ def check_2(answer: object) -> None:
     the argmax at its last real position; tried on seeded random logits."""
     if not callable(answer):
         raise Mistake(f"answer_2 should be a function (logits, attention_mask) -> next tokens, "
-                      f"got {type(answer).__name__}")
+                      f"got {type(answer).__name__}",
+                      f"answer_2 は関数 (logits, attention_mask) -> 次のトークン にすること。渡されたのは "
+                      f"{type(answer).__name__} である")
     g = torch.Generator().manual_seed(2)
     for N, S, V in ((3, 5, 12), (4, 7, 9)):
         lengths = torch.randint(1, S + 1, (N,), generator=g)
@@ -347,16 +372,22 @@ def check_2(answer: object) -> None:
         expected = logits[rows, lengths - 1].argmax(-1)
         got = torch.as_tensor(answer(logits.clone(), mask.clone()))
         if got.shape != (N,):
-            raise Mistake(f"return one token id per item, shape (N,) = ({N},); got {tuple(got.shape)}")
+            raise Mistake(f"return one token id per item, shape (N,) = ({N},); got {tuple(got.shape)}",
+                          f"サンプルごとにトークン ID を 1 つ、形状 (N,) = ({N},) で返すこと。"
+                          f"返ってきた形状は {tuple(got.shape)}")
         if got.dtype.is_floating_point:
-            raise Mistake("return token ids (the argmax over the vocabulary), not logits")
+            raise Mistake("return token ids (the argmax over the vocabulary), not logits",
+                          "ロジットではなく、トークン ID（語彙に対する argmax）を返すこと")
         if torch.equal(got, expected):
             continue
         if torch.equal(got, logits[:, -1].argmax(-1)):
-            raise Mistake("that reads the last column, which is a pad for the shorter items")
+            raise Mistake("that reads the last column, which is a pad for the shorter items",
+                          "それは最後の列を読んでいる。短いサンプルではそこはパッドである")
         if torch.equal(got[1:], logits[rows, lengths.clamp(max=S - 1)].argmax(-1)[1:]):
-            raise Mistake("that reads one slot too far: the first pad, not the last real token")
-        raise Mistake("read each item's logits at its last real position, then take the argmax over the vocabulary")
+            raise Mistake("that reads one slot too far: the first pad, not the last real token",
+                          "それは 1 スロット先を読んでいる。最後の実トークンではなく、最初のパッドである")
+        raise Mistake("read each item's logits at its last real position, then take the argmax over the vocabulary",
+                      "各サンプルのロジットを、その最後の実トークンの位置で読み、語彙に対する argmax を取ること")
 
 
 @exercise
@@ -365,23 +396,33 @@ def check_3(answer: object, mask_step: torch.Tensor) -> None:
     decode step (L = 1); tried on the chapter's mask_step and on it extended by two real tokens."""
     mask_step = _attention_mask(mask_step, "mask_step")
     if not callable(answer):
-        raise Mistake(f"answer_3 should be a function attention_mask -> mask, got {type(answer).__name__}")
+        raise Mistake(f"answer_3 should be a function attention_mask -> mask, got {type(answer).__name__}",
+                      f"answer_3 は関数 attention_mask -> マスク にすること。"
+                      f"渡されたのは {type(answer).__name__} である")
     for mask in (mask_step, torch.cat([mask_step, torch.ones(len(mask_step), 2, dtype=torch.long)], 1)):
         N, S = mask.shape
         expected = mask.bool()[:, None, None, :]
         got = answer(mask.clone())
         if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
-            raise Mistake("SDPA's mask here is a bool tensor (True = may attend)")
+            raise Mistake("SDPA's mask here is a bool tensor (True = may attend)",
+                          "ここで SDPA に渡すマスクは bool テンソル（True = 参照してよい）である")
         if tuple(got.shape) != (N, 1, 1, S):
             raise Mistake(f"the shape should be (N, 1, 1, S) = {(N, 1, 1, S)}: heads, then one query row; "
-                          f"got {tuple(got.shape)}")
+                          f"got {tuple(got.shape)}",
+                          f"形状は (N, 1, 1, S) = {(N, 1, 1, S)} になるはずである。ヘッドの次元、次にクエリの 1 行。"
+                          f"返ってきた形状は {tuple(got.shape)}")
         if torch.equal(got, expected):
             continue
         if torch.equal(got, ~expected):
-            raise Mistake("that is MHA's polarity (True = blocked): SDPA reads True as 'may attend'")
+            raise Mistake("that is MHA's polarity (True = blocked): SDPA reads True as 'may attend'",
+                          "これは MHA の極性（True = 遮断）である。SDPA は True を「参照してよい」と読む")
         if got.all():
-            raise Mistake("the new query may not see the pad keys: the mask must hide them")
+            raise Mistake("the new query may not see the pad keys: the mask must hide them",
+                          "新しいクエリはパッドのキーを見てはならない。マスクでそれを隠すこと")
         if torch.equal(got[..., 1:], torch.zeros_like(got[..., 1:])):
             raise Mistake("that shows the new query key 0 only: a top-left causal mask, as is_causal=True gives. "
-                          "On a decode step the new query is the last position")
-        raise Mistake("the new query must see exactly its item's real keys, every one of them")
+                          "On a decode step the new query is the last position",
+                          "それでは新しいクエリにキー 0 しか見えない。is_causal=True が作る左上の因果マスクである。"
+                          "デコードのステップでは、新しいクエリは最後の位置にある")
+        raise Mistake("the new query must see exactly its item's real keys, every one of them",
+                      "新しいクエリには、自分のサンプルの実トークンのキーがちょうどすべて見えなければならない")

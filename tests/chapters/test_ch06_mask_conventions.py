@@ -20,6 +20,7 @@ from helpers.chapters.ch06_mask_conventions import (
     mask_convention_view,
 )
 from helpers.exercises import Mistake
+from helpers.language import speaking
 from helpers.masks import causal_mask, from_hf_attention_mask, to_sdpa_mask
 
 MHA, SDPA, MANUAL = APIS
@@ -188,3 +189,57 @@ def test_check_2_accepts_the_adapter_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch06.check_2(answer, 8)
+
+
+# --- the Japanese edition ---
+
+def test_the_japanese_edition_reads_japanese_summaries_and_refusals():
+    with speaking("ja"):
+        summary = mask_convention_view().summary
+        assert summary.startswith(f"{MHA_BOOL} → {SDPA}、パディング：右。未来が漏れている（最大 0.85）")
+        assert "パッドのキーを読んでいる（最大 0.95）。許されたキーを隠している" in summary
+        assert mask_convention_view(MHA_BOOL, SDPA, True, "left").summary.endswith(
+            "（変換あり）、パディング：左。正しい：重みは許されたキーにだけある。見えるキーのない行が 2 行 → 0")
+        assert mask_convention_view(SDPA_BOOL, MHA, False, "none").summary.endswith(
+            "NaN の行が 1 行（API が読んだマスクでは見えるキーがない）")
+        with pytest.raises(ValueError, match="float の 0/1 マスクは曖昧"):
+            mask_convention_view(HF_FLOAT, SDPA, True, "right")
+        with pytest.raises(ValueError, match="^nn.MultiheadAttention は int64 のマスクを受け付けない：.*bool"):
+            mask_convention_view(HF_INT, MHA, False, "right")     # torch's own words stay English
+        box = mask_convention_explorer()
+        box.controls["convention"].value = HF_INT
+        assert box.summary.value.startswith("<b>この組み合わせは不可：</b>F.scaled_dot_product_attention は int64")
+    assert mask_convention_view().summary.startswith(f"{MHA_BOOL} -> {SDPA}, right padding: LEAKS the future")
+
+
+def test_the_japanese_edition_hears_japanese_hints():
+    blocked = from_hf_attention_mask(HF_BATCH)[:, None, :] | causal_mask(4)
+    keep_pads = to_sdpa_mask(from_hf_attention_mask(HF_BATCH))[:, None, None, :]
+    wrong_1 = {
+        "bool テンソル": to_sdpa_mask(blocked)[:, None].long(),
+        r"ヘッドの次元は大きさ 1 になるはずである。解答の形状は \(2, 4, 4\)$": to_sdpa_mask(blocked),
+        "MHA の極性": blocked[:, None],
+        "& で結合する": keep_pads | to_sdpa_mask(causal_mask(4)),
+        "因果の部分が抜けている": keep_pads.expand(2, 1, 4, 4),
+        "パディングの部分が抜けている": to_sdpa_mask(causal_mask(4)).expand(2, 1, 4, 4),
+        "見てはならないキー": to_sdpa_mask(blocked)[:, None].clone().index_fill(3, torch.tensor([3]), True),
+        "見られないクエリがある": to_sdpa_mask(blocked)[:, None] & ~torch.eye(4, dtype=torch.bool),
+    }
+    wrong_2 = {
+        "Hugging Face の極性（1 = 残す）":
+            lambda x, kpm, am: hf_style_attention(x, kpm.long(), is_causal=am is not None),
+        "フラグ is_causal に置き換える": lambda x, kpm, am: hf_style_attention(x, (~kpm).long()),
+        "パディングマスクは必要": lambda x, kpm, am: hf_style_attention(
+            x, (~kpm).long() if am is None else torch.ones_like(kpm).long(), is_causal=am is not None),
+        "is_causal にするのは attn_mask があるときだけ": lambda x, kpm, am: hf_style_attention(x, (~kpm).long(), True),
+        "^検査が、書いたアダプタを実行できなかった：":
+            lambda x, kpm, am: hf_style_attention(x, ~kpm, am is not None)[0],
+        "answer_2 は関数": 3,
+    }
+    with speaking("ja"):
+        for hint, answer in wrong_1.items():
+            with pytest.raises(Mistake, match=hint):
+                ch06.check_1(answer, HF_BATCH)
+        for hint, answer in wrong_2.items():
+            with pytest.raises(Mistake, match=hint):
+                ch06.check_2(answer, 8)

@@ -25,6 +25,7 @@ from helpers.chapters.ch07_dead_rows_and_fast_paths import (
 )
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
+from helpers.language import speaking
 from helpers.masks import causal_mask, fill_value, key_padding_mask
 
 MANUAL_INF, MANUAL_MIN, SDPA, MHA_WEIGHTS, MHA, ENCODER = FAST_PATHS
@@ -264,3 +265,108 @@ def test_encoder_fast_path_conditions_match_the_source():
     with torch.no_grad(), fast_path_spy() as calls:
         encoder(x, src_key_padding_mask=kpm)
     assert calls == {"fused encoder layer": 1}
+
+
+# --- the Japanese edition ---
+
+def test_the_japanese_edition_names_the_paths_in_japanese():
+    from collections import Counter
+
+    with speaking("ja"):
+        assert ch07.fast_paths_ran(Counter({"fused encoder layer": 2, "nested tensor": 1})) == \
+            "高速パス：ネステッドテンソル + 融合エンコーダ層"
+        assert ch07.ran_words() == "高速パスなし" and ch07.ran_words("native MHA") == "高速パス：ネイティブ MHA"
+        assert fast_run(MHA, "left", "eval + no_grad", True).ran == "高速パス：ネイティブ MHA"   # cached, still ja
+        assert ch07.label("slow path") == "低速パス" and ch07.label("training") == "学習モード"
+        view = fast_paths_view()
+        assert view.summary == ("MHA, need_weights=False、評価モード + no_grad、bool マスク、左パディング + 因果："
+                                "見えるキーのない行 [0, 1] → NaN（高速パス：ネイティブ MHA）")
+        assert view.panels[0].title == ("MHA, need_weights=False\n"
+                                        "評価モード + no_grad、bool マスク、左パディング + 因果\n"
+                                        "高速パス：ネイティブ MHA")
+        assert fast_paths_view(MANUAL_MIN, "left", "eval + no_grad", True).summary.startswith(
+            "手書き：finfo.min で埋めて softmax、")
+        right = fast_paths_view(ENCODER, "right", "eval, grad on", False)
+        assert right.summary.endswith("見えるキーのない行はない。パッド行 [3, 4] → 普通の値（高速パスなし）")
+        box = ch07.fast_paths_explorer()
+        assert box.controls["mode"]._options_labels[1] == "評価モード、勾配あり"
+        assert box.controls["mode"].value == "eval + no_grad" and box.controls["padding"].value == "left"
+        box.controls["mode"].value = "eval, grad on"
+        assert box.summary.value.endswith("→ out_proj.bias（out_proj の前は 0）（高速パスなし）")
+    assert fast_run(MHA, "left", "eval + no_grad", True).ran == "fast path: native MHA"
+    assert ch07.label("slow path") == "slow path"
+    with pytest.raises(ValueError, match="text must be one of"):
+        ch07.label("very fast path")
+    with pytest.raises(ValueError, match="kernels must be among"):
+        ch07.ran_words("flash")
+
+
+def test_the_japanese_edition_hears_japanese_hints():
+    ones = torch.ones(2, 5, dtype=torch.bool)
+    wrong_1 = {
+        "^answer_1 は関数": dead_rows(key_padding_mask(LENGTHS).flip(-1), causal_mask(4)),
+        "^左パディング \\+ 因果のとき：アテンションマスクもキーを遮断する":
+            lambda kpm, attn_mask: kpm.all(-1, keepdim=True).expand_as(kpm),
+        "^右パディング \\+ 因果のとき、パッドの位置に印を付けている": lambda kpm, attn_mask: kpm,
+        "「すべて」のキー": lambda kpm, attn_mask: (kpm[:, None, :] | attn_mask).any(-1),
+        "極性が逆": lambda kpm, attn_mask: ~dead_rows(kpm, attn_mask),
+        "^左パディング \\+ 因果のとき、書いた関数で TypeError が発生した：": lambda kpm: kpm,
+        "いくつかの行が違う": lambda kpm, attn_mask: dead_rows(kpm, attn_mask) ^ (torch.arange(kpm.shape[1]) == 3),
+        "^bool テンソルを返すこと": lambda kpm, attn_mask: dead_rows(kpm, attn_mask).int(),
+        r"形状 \(N, L\) = \(3, 4\) を返すこと": lambda kpm, attn_mask: kpm[:, None, :] | attn_mask,
+    }
+    wrong_2 = {
+        "^torch.float32 で、実トークンのスコア -1,000,000 がある行 2 において.*同じ固定の数":
+            lambda scores, blocked: scores.masked_fill(blocked, -1e4),
+        "float16 の最小の数": lambda scores, blocked: scores.masked_fill(blocked, torch.finfo(torch.float16).min),
+        "^torch.float16 で.*最小の数の半分": lambda scores, blocked: scores.masked_fill(
+            blocked, torch.finfo(scores.dtype).min / 2),
+        "^torch.bfloat16 で.*どの実トークンのスコアよりも": lambda scores, blocked: scores.masked_fill(
+            blocked, -1e5 if scores.dtype == torch.bfloat16 else torch.finfo(scores.dtype).min),
+        "^torch.float16 のとき、書いた関数で RuntimeError が発生した：":
+            lambda scores, blocked: scores.masked_fill(blocked, -1e9),
+        "0/0 になるのはどの埋め値か": lambda scores, blocked: scores.masked_fill(blocked, float("-inf")),
+        "端に近い数に何かを足す":
+            lambda scores, blocked: scores + blocked.to(scores.dtype) * torch.finfo(scores.dtype).min,
+        "dtype を保つこと": lambda scores, blocked: scores.float().masked_fill(blocked, -3e38),
+        "見えるスコアが変わった":
+            lambda scores, blocked: (scores * 2).masked_fill(blocked, torch.finfo(scores.dtype).min),
+        r"同じ形状 \(3, 3\) のテンソル": lambda scores, blocked: scores[0],
+    }
+    wrong_3 = {
+        "bool テンソルで True = 参照してよい": ones.tril(diagonal=3).int(),
+        r"形状は \(L, S\) = \(2, 5\) で": ones.tril(diagonal=3).T,
+        "MHA の極性": ~ones.tril(diagonal=3),
+        "左上の三角形": ones.tril(),
+        "自分自身も見え": ones.tril(diagonal=2),
+        "それは未来である": ones.tril(diagonal=4),
+        "すべて見てよい": ones.tril(diagonal=3) & torch.tensor([False, True, True, True, True]),
+    }
+    with speaking("ja"):
+        for hint, answer in wrong_1.items():
+            with pytest.raises(Mistake, match=hint):
+                ch07.check_1(answer, LENGTHS)
+        for hint, answer in wrong_2.items():
+            with pytest.raises(Mistake, match=hint) as caught:
+                ch07.check_2(answer)
+            assert "finfo" not in str(caught.value)
+        for hint, answer in wrong_3.items():
+            with pytest.raises(Mistake, match=hint) as caught:
+                ch07.check_3(answer, 2, 5)
+            assert "位置 3" not in str(caught.value) and "tril(" not in str(caught.value)
+
+
+def test_every_japanese_view_needs_the_same_glyphs():
+    """The static explorer ships one web font per distinct set of CJK characters in the views' panels: with one
+    set (TITLE_LEGEND_JA in the caption holds every character a title can show), the Japanese edition's file
+    stays within its budget."""
+    from helpers import cjk_font
+
+    sets = set()
+    with speaking("ja"):
+        for setting in itertools.product(FAST_PATHS, ch07.FAST_TOKENS, ch07.FAST_MODES, (True, False),
+                                         ("bool", "float")):
+            view = fast_paths_view(*setting)
+            text = "".join("".join(p.rows) + "".join(p.cols) + p.title for p in view.panels) + view.caption
+            sets.add(frozenset(c for c in text if cjk_font._is_cjk(c)))
+    assert len(sets) == 1

@@ -7,7 +7,8 @@ import torch
 from helpers import chapters
 from helpers.chapters import ch08_a_trained_classifier as ch08
 from helpers.exercises import Mistake
-from helpers.explorer import REFUSED, view_html
+from helpers.explorer import REFUSED, REFUSED_JA, view_html
+from helpers.language import speaking
 
 
 def test_label_rule_and_twins():
@@ -166,3 +167,61 @@ def test_check_3_accepts_the_accuracies_without_the_mask_and_names_each_mistake(
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch08.check_3(answer, masked, test_set, unmasked)
+
+
+# --- the Japanese edition ---
+
+def test_the_japanese_edition_reads_a_japanese_explorer():
+    with speaking("ja"):
+        view = ch08.classifier_view(ch08.SENTENCES[1], pad_to=12, mask="as trained")
+        assert view.summary.startswith("長さ 12 までパディング、マスクは学習時のまま："
+                                       "マスクありのモデル（推論時のマスク：あり）：肯定")
+        assert view.summary.endswith("。正解ラベル：肯定") and "肯定の確率 1.00" in view.summary
+        assert "マスクなしのモデル（推論時のマスク：なし）" in ch08.classifier_view(
+            ch08.SENTENCES[1], pad_to=12, mask="off for both").summary
+        assert ch08.sentence_label(ch08.SENTENCES[1]) == "猫 が 嫌い じゃない（肯定）"     # no English gloss
+        with pytest.raises(ValueError, match="パディングする長さは 5 から 32 までで、4 にはできない"):
+            ch08.classifier_view(ch08.SENTENCES[1], pad_to=4)
+        box = ch08.classifier_explorer()
+        controls = {c.description: c for c in box.controls.values()}
+        assert set(controls) == {"文", "長さ", "マスク"}
+        assert controls["マスク"].options == (("学習時のまま", "as trained"), ("両方でオン", "on for both"),
+                                           ("両方でオフ", "off for both")) or list(controls["マスク"]._options_labels) \
+            == ["学習時のまま", "両方でオン", "両方でオフ"]
+        controls["文"].value = ch08.SENTENCES[7]
+        controls["長さ"].value = 10
+        assert box.summary.value.startswith(REFUSED_JA + "この文は &lt;cls&gt; を含めて 19 トークンある")
+    assert ch08.classifier_view(ch08.SENTENCES[1], pad_to=12).summary.startswith("pad to 12, mask as trained")
+
+
+def test_the_japanese_edition_hears_japanese_hints():
+    masked, unmasked = ch08.trained(True).model, ch08.trained(False).model
+    sentence = ch08.datasets()[1][50].tokens
+    flipped = ch08.flipped_lengths(unmasked, sentence, range(len(sentence), 49), reference=20)
+    test_set = ch08.datasets()[1]
+    with_mask = [ch08.accuracy_at(masked, test_set, P, key_mask=True) for P in (20, 32)]
+    other = [ch08.accuracy_at(unmasked, test_set, P) for P in (20, 32)]
+    wrong_1 = {
+        "トークン（文字列）のリスト": "<cls> 鳥 が とても 嫌い けど 猫 が 好き",
+        "^課題の文は '<cls>' で始まる$": SENTENCE_1[1:] + ["<cls>"],
+        "同じ回数ずつ": ["<cls>", "鳥", "が", "とても", "好き", "けど", "猫", "が", "好き"],
+        r"^課題の文になっていない。節は「好き」か「嫌い」で終わるか、その後の「じゃない」で終わる：'猫 が 好き 鳥 が "
+        r"とても 嫌い'（文は '<cls>' の後に":
+            ["<cls>", "猫", "が", "好き", "鳥", "が", "とても", "嫌い", "けど"],
+        "「最後の」節の感情": ["<cls>", "鳥", "が", "好き", "けど", "猫", "が", "とても", "嫌い"],
+    }
+    wrong_2 = {"個数を int で": float(len(flipped)), "「一致する」": 39 - len(flipped),
+               "文そのものの長さ": len(flipped) - 1, "マスクありのモデルの答え": 0, "両端を含む": len(flipped) + 5}
+    wrong_3 = {"2 つの数の組": 0.66, "百分率": (66.0, 70.0),
+               "マスク「あり」の正解率": tuple(round(a, 2) for a in with_mask),
+               "マスクなしのモデルの正解率": tuple(round(a, 2) for a in other), "すべて True のマスク": (0.5, 0.5)}
+    with speaking("ja"):
+        for hint, answer in wrong_1.items():
+            with pytest.raises(Mistake, match=hint):
+                ch08.check_1(answer, SENTENCE_1)
+        for hint, answer in wrong_2.items():
+            with pytest.raises(Mistake, match=hint):
+                ch08.check_2(answer, unmasked, sentence)
+        for hint, answer in wrong_3.items():
+            with pytest.raises(Mistake, match=hint):
+                ch08.check_3(answer, masked, test_set, unmasked)

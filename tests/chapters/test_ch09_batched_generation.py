@@ -6,6 +6,7 @@ import torch
 
 from helpers.chapters import ch09_batched_generation as ch09
 from helpers.exercises import Mistake
+from helpers.language import speaking
 from helpers.masks import positions_from_mask
 
 
@@ -175,3 +176,60 @@ def test_check_3_accepts_the_padding_mask_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch09.check_3(answer, step)
+
+
+# --- the Japanese edition ---
+
+def test_the_japanese_edition_reads_a_japanese_summary():
+    with speaking("ja"):
+        summary = ch09.generation_view("left", "from the mask", "prompt only", True, 3).summary
+        assert summary == ("パディング：左、位置 ID：from the mask、マスク：prompt only、KV キャッシュ：オン。"
+                           "参照と一致するサンプルは 3/3。ステップ 3：パッドに乗った重み（3 サンプルの合計）は 0.38")
+        assert ch09.generation_view("right", mask="off", kv_cache=False).summary.startswith(
+            "パディング：右、位置 ID：from the mask、マスク：off、KV キャッシュ：オフ。")
+    assert ch09.generation_view("left", "from the mask", "prompt only", True, 3).summary.startswith(
+        "padding left, positions from the mask, mask prompt only, KV cache on: 3/3 items match the reference")
+
+
+def test_the_japanese_edition_hears_japanese_hints():
+    step = torch.cat([MASK_LEFT, torch.ones(3, 1, dtype=torch.long)], 1)
+    wrong_1 = {
+        "^answer_1 は関数": torch.zeros(3, 5),
+        r"マスクと同じ形状 \(N, S\)": lambda m: m.cumsum(-1)[:, :-1],
+        "位置 ID は整数": lambda m: ((m.cumsum(-1) - 1).clamp(min=0) * m).float(),
+        "負になることはない": lambda m: m.cumsum(-1) - 1,
+        "positions_from_mask と同じく": positions_from_mask,
+        "パッドが違う（左パディングのマスク）": lambda m: ((m.cumsum(-1) - 1).clamp(min=0) * m).masked_fill(m == 0, 1),
+        "^左パディングのマスクに対して、これはバッチの左端から": lambda m: torch.arange(m.shape[1]).expand_as(m) * m,
+        "^1 つ多い": lambda m: m.cumsum(-1) * m,
+        "同じ行でそれより前にある": lambda m: (m.cumsum(-1) - 1).clamp(min=0) * m // 2,
+    }
+    wrong_2 = {
+        "^answer_2 は関数": 3,
+        r"形状 \(N,\) = \(3,\) で返すこと": lambda logits, m: logits[:, -1],
+        "ロジットではなく": lambda logits, m: logits[torch.arange(len(logits)), m.sum(1) - 1].max(-1).values,
+        "最後の列": lambda logits, m: logits[:, -1].argmax(-1),
+        "1 スロット先": lambda logits, m: logits[torch.arange(len(logits)), m.sum(1).clamp(max=m.shape[1] - 1)
+                                               ].argmax(-1),
+        "最後の実トークンの位置で読み": lambda logits, m: logits[torch.arange(len(logits)), 0].argmax(-1),
+    }
+    wrong_3 = {
+        "^answer_3 は関数": step.bool()[:, None, None, :],
+        "bool テンソル（True = 参照してよい）": lambda m: m[:, None, None, :],
+        r"形状は \(N, 1, 1, S\) = \(3, 1, 1, 6\)": lambda m: m.bool()[:, None, :],
+        "MHA の極性": lambda m: (m == 0)[:, None, None, :],
+        "マスクでそれを隠す": lambda m: torch.ones_like(m, dtype=torch.bool)[:, None, None, :],
+        "キー 0 しか見えない": lambda m: torch.nn.functional.pad(torch.ones(len(m), 1, 1, 1, dtype=torch.bool),
+                                                           (0, m.shape[1] - 1)),
+        "ちょうどすべて見え": lambda m: m.bool()[:, None, None, :] & (torch.arange(m.shape[1]) != m.shape[1] - 1),
+    }
+    with speaking("ja"):
+        for hint, answer in wrong_1.items():
+            with pytest.raises(Mistake, match=hint):
+                ch09.check_1(answer, MASK_LEFT, MASK_RIGHT, MASK_HOLE)
+        for hint, answer in wrong_2.items():
+            with pytest.raises(Mistake, match=hint):
+                ch09.check_2(answer)
+        for hint, answer in wrong_3.items():
+            with pytest.raises(Mistake, match=hint):
+                ch09.check_3(answer, step)

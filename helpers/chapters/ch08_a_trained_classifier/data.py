@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 import torch
 
+from helpers.language import say
+
 NOUNS = ("犬", "猫", "鳥", "魚", "馬")                # dog, cat, bird, fish, horse
 GLOSS = {"犬": "dog", "猫": "cat", "鳥": "bird", "魚": "fish", "馬": "horse", "と": "and", "が": "(subject)",
          "とても": "very", "好き": "like", "嫌い": "dislike", "じゃない": "not", "けど": "but"}
@@ -80,11 +82,13 @@ NOUN_SET = frozenset(NOUNS)
 def _clause_problem(words: Sequence[str]) -> str | None:
     """Why words is not a clause noun (と noun)* が [とても] 好き|嫌い [じゃない], or None if it is one."""
     if not words:
-        return "a clause is empty (けど at the start or the end?)"
+        return say("a clause is empty (けど at the start or the end?)", "節が空である（文頭か文末に「けど」がある？）")
     i = 0
     while True:
         if i >= len(words) or words[i] not in NOUN_SET:
-            return f"a clause must start with a noun, and と must be followed by a noun: {' '.join(words)!r}"
+            text = " ".join(words)
+            return say(f"a clause must start with a noun, and と must be followed by a noun: {text!r}",
+                       f"節は名詞で始まり、「と」の後には名詞が続かなければならない：{text!r}")
         i += 1
         if i < len(words) and words[i] == "と":
             i += 1
@@ -92,24 +96,29 @@ def _clause_problem(words: Sequence[str]) -> str | None:
         break
     rest = list(words[i:])
     if rest[:1] != ["が"]:
-        return f"the nouns of a clause are followed by が: {' '.join(words)!r}"
+        return say(f"the nouns of a clause are followed by が: {' '.join(words)!r}",
+                   f"節の名詞の後には「が」が続く：{' '.join(words)!r}")
     rest = rest[1:]
     if rest[:1] == ["とても"]:
         rest = rest[1:]
     if rest[:1] not in (["好き"], ["嫌い"]):
-        return f"after が (and an optional とても) comes 好き or 嫌い: {' '.join(words)!r}"
+        return say(f"after が (and an optional とても) comes 好き or 嫌い: {' '.join(words)!r}",
+                   f"「が」（と、省略できる「とても」）の後には「好き」か「嫌い」が来る：{' '.join(words)!r}")
     if rest[1:] not in ([], ["じゃない"]):
-        return f"a clause ends with 好き or 嫌い, or with じゃない after it: {' '.join(words)!r}"
+        return say(f"a clause ends with 好き or 嫌い, or with じゃない after it: {' '.join(words)!r}",
+                   f"節は「好き」か「嫌い」で終わるか、その後の「じゃない」で終わる：{' '.join(words)!r}")
     return None
 
 
 def grammar_problem(tokens: Sequence[str]) -> str | None:
-    """Why tokens is not a sentence of the task (<cls>, then one clause, or two joined by けど), or None."""
+    """Why tokens is not a sentence of the task (<cls>, then one clause, or two joined by けど), or None; in the
+    current language (exercise 1's hint shows it)."""
     if list(tokens[:1]) != ["<cls>"]:
-        return "a sentence starts with '<cls>'"
+        return say("a sentence starts with '<cls>'", "文は '<cls>' で始まる")
     words = list(tokens[1:])
     if words.count("けど") > 1:
-        return "at most one けど: a sentence has one or two clauses"
+        return say("at most one けど: a sentence has one or two clauses",
+                   "「けど」は 1 つまで。文の節は 1 つか 2 つである")
     if "けど" in words:
         cut = words.index("けど")
         clauses = [words[:cut], words[cut + 1:]]

@@ -12,6 +12,8 @@ from helpers.exercises import Mistake, exercise
 
 GRAMMAR = ("a sentence is '<cls>', then one clause or two joined by けど; a clause is "
            "noun (と noun)* が [とても] 好き|嫌い [じゃない]")
+GRAMMAR_JA = ("文は '<cls>' の後に節が 1 つ、または「けど」でつないだ 2 つの節が続く。節は "
+              "名詞 (と 名詞)* が [とても] 好き|嫌い [じゃない]")
 
 
 def _model(model: object, name: str) -> Classifier:
@@ -33,18 +35,23 @@ def check_1(answer: object, sentence: Sequence[str]) -> None:
     """Exercise 1: a sentence with exactly the words of `sentence` and the opposite label."""
     sentence = _sentence(sentence, "sentence")
     if not isinstance(answer, list | tuple) or not all(isinstance(t, str) for t in answer):
-        raise Mistake("give a list of tokens (strings), starting with '<cls>'")
+        raise Mistake("give a list of tokens (strings), starting with '<cls>'",
+                      "'<cls>' で始まるトークン（文字列）のリストを渡すこと")
     answer = list(answer)
     if answer[:1] != ["<cls>"]:
-        raise Mistake("a sentence of the task starts with '<cls>'")
+        raise Mistake("a sentence of the task starts with '<cls>'", "課題の文は '<cls>' で始まる")
     if sorted(answer) != sorted(sentence):
-        raise Mistake("use exactly the same words as sentence_1, each as often: only their order may change")
+        raise Mistake("use exactly the same words as sentence_1, each as often: only their order may change",
+                      "sentence_1 とまったく同じ単語を、同じ回数ずつ使うこと。変えてよいのは順序だけである")
     problem = grammar_problem(answer)
     if problem is not None:
-        raise Mistake(f"not a sentence of the task: {problem}. ({GRAMMAR})")
+        raise Mistake(f"not a sentence of the task: {problem}. ({GRAMMAR})",
+                      f"課題の文になっていない。{problem}（{GRAMMAR_JA}）")
     if label_of(answer) == label_of(sentence):
         raise Mistake("the label did not flip: the feeling of the LAST clause decides it, and yours is still "
-                      "sentence_1's")
+                      "sentence_1's",
+                      "ラベルが反転していない。ラベルを決めるのは「最後の」節の感情であり、書いた文では"
+                      "それがまだ sentence_1 と同じである")
 
 
 @exercise
@@ -55,17 +62,23 @@ def check_2(answer: object, unmasked_model: Classifier, sentence: Sequence[str],
     lengths = range(len(sentence), 49)
     flipped = flipped_lengths(model, sentence, lengths, reference=reference)
     if isinstance(answer, bool) or not isinstance(answer, int):
-        raise Mistake(f"give a count: an int, not a {type(answer).__name__}")
+        raise Mistake(f"give a count: an int, not a {type(answer).__name__}",
+                      f"個数を int で渡すこと。{type(answer).__name__} ではない")
     if answer == len(flipped):
         return
     if answer == len(lengths) - len(flipped):
-        raise Mistake(f"that counts the lengths whose prediction AGREES with the one at {reference}")
+        raise Mistake(f"that counts the lengths whose prediction AGREES with the one at {reference}",
+                      f"それは予測が長さ {reference} のときと「一致する」長さを数えている")
     if answer == len([P for P in flipped if P > len(sentence)]):
-        raise Mistake("start at the sentence's own length: no pad at all counts too")
+        raise Mistake("start at the sentence's own length: no pad at all counts too",
+                      "文そのものの長さから数え始めること。パッドがまったくない場合も数に入る")
     if answer == 0:
-        raise Mistake("0 is what the masked model gives; the question is about unmasked_model")
+        raise Mistake("0 is what the masked model gives; the question is about unmasked_model",
+                      "0 はマスクありのモデルの答えである。問われているのは unmasked_model である")
     raise Mistake(f"count the pad lengths P from len(sentence_2) to 48 (both included) whose prediction "
-                  f"differs from the one at {reference}, with ch08.predict(unmasked_model, [sentence_2], pad_to=P)")
+                  f"differs from the one at {reference}, with ch08.predict(unmasked_model, [sentence_2], pad_to=P)",
+                  f"len(sentence_2) から 48 まで（両端を含む）のパディング長 P のうち、予測が長さ {reference} の"
+                  "ときと異なるものを、ch08.predict(unmasked_model, [sentence_2], pad_to=P) で数えること")
 
 
 @exercise
@@ -78,7 +91,9 @@ def check_3(answer: object, masked_model: Classifier, test_set: Sequence[Example
     if not isinstance(answer, tuple | list) or len(answer) != 2 \
             or not all(isinstance(a, int | float) and not isinstance(a, bool) for a in answer):
         raise Mistake(f"answer_3 must be a pair of numbers (accuracy at 20, accuracy at 32), e.g. (0.5, 0.5), "
-                      f"not {answer!r}")
+                      f"not {answer!r}",
+                      f"answer_3 は 2 つの数の組（長さ 20 での正解率、長さ 32 での正解率）、たとえば (0.5, 0.5) に"
+                      f"すること。{answer!r} ではない")
 
     def near(accuracies: Sequence[float]) -> bool:
         # rounded to 2 decimals: within 0.005, plus a little for a float32 mean that sits on a half (0.655)
@@ -88,13 +103,20 @@ def check_3(answer: object, masked_model: Classifier, test_set: Sequence[Example
     if near([accuracy_at(model, test_set, P, key_mask=False) for P in lengths]):
         return
     if any(a > 1 for a in answer):
-        raise Mistake("give each accuracy as a fraction between 0 and 1, not a percentage or a count")
+        raise Mistake("give each accuracy as a fraction between 0 and 1, not a percentage or a count",
+                      "正解率はそれぞれ 0 から 1 の間の割合で渡すこと。百分率や個数ではない")
     if near([accuracy_at(model, test_set, P, key_mask=True) for P in lengths]):
         raise Mistake("those are the accuracies WITH the mask: pass mask=torch.ones_like(ids_P, dtype=torch.bool), "
-                      "so that every key is visible")
+                      "so that every key is visible",
+                      "それはマスク「あり」の正解率である。すべてのキーが見えるように "
+                      "mask=torch.ones_like(ids_P, dtype=torch.bool) を渡すこと")
     if unmasked_model is not None:
         other = _model(unmasked_model, "unmasked_model")
         if any(near([accuracy_at(other, test_set, P, key_mask=k) for P in lengths]) for k in (None, False)):
-            raise Mistake("those are the unmasked model's accuracies; the exercise runs masked_model without its mask")
+            raise Mistake("those are the unmasked model's accuracies; the exercise runs masked_model without its mask",
+                          "それはマスクなしのモデルの正解率である。"
+                          "この確認問題では masked_model をマスクなしで実行する")
     raise Mistake("run masked_model on the whole test set padded to 20, then to 32, each time with an all-True "
-                  "mask, and compare the argmax of the logits with the labels")
+                  "mask, and compare the argmax of the logits with the labels",
+                  "テストセット全体を長さ 20、次に 32 までパディングし、どちらもすべて True のマスクで masked_model "
+                  "を実行して、ロジットの argmax をラベルと比べること")

@@ -20,6 +20,7 @@ from helpers.chapters.ch08_a_trained_classifier.training import (
     trained,
 )
 from helpers.explorer import Explorer, Panel, View, explorer
+from helpers.language import say
 from helpers.training import deterministic
 
 # Test sentences to pick from (without <cls>): short and long, negated or not, one clause or two.
@@ -34,15 +35,18 @@ SENTENCES = (
     "犬 と 猫 と 鳥 が とても 好き じゃない けど 魚 と 馬 と 猫 が とても 嫌い",
 )
 MASK_MODES = ("as trained", "on for both", "off for both")  # the key mask at inference
+MASK_MODES_JA = {"as trained": "学習時のまま", "on for both": "両方でオン", "off for both": "両方でオフ"}
 PAD_MAX = 32
 
 
 def sentence_label(sentence: str) -> str:
-    """The dropdown's label: the sentence, its English gloss and its true label."""
+    """The dropdown's label: the sentence, its English gloss and its true label (the Japanese edition: the
+    sentence and its label, no gloss)."""
     tokens = sentence.split()
     gloss = " ".join(GLOSS[t] for t in tokens)
-    feeling = "positive" if label_of(tokens) == POSITIVE else "negative"
-    return f"{sentence}  ({gloss}: {feeling})"
+    positive = label_of(tokens) == POSITIVE
+    feeling = "positive" if positive else "negative"
+    return say(f"{sentence}  ({gloss}: {feeling})", f"{sentence}（{'肯定' if positive else '否定'}）")
 
 
 def _run(model: Classifier, tokens: list[str], pad_to: int, masked: bool) -> tuple[float, torch.Tensor]:
@@ -67,8 +71,10 @@ def classifier_view(sentence: str = SENTENCES[1], pad_to: int = 20, mask: str = 
         raise ValueError(f"mask must be one of {list(MASK_MODES)}, got {mask!r}")
     tokens = ["<cls>", *sentence.split()]
     if not isinstance(pad_to, int) or not len(tokens) <= pad_to <= PAD_MAX:
-        raise ValueError(f"this sentence has {len(tokens)} tokens with <cls>: pad it to a length from "
-                         f"{len(tokens)} to {PAD_MAX}, not {pad_to}")
+        raise ValueError(say(f"this sentence has {len(tokens)} tokens with <cls>: pad it to a length from "
+                             f"{len(tokens)} to {PAD_MAX}, not {pad_to}",
+                             f"この文は <cls> を含めて {len(tokens)} トークンある。パディングする長さは "
+                             f"{len(tokens)} から {PAD_MAX} までで、{pad_to} にはできない"))
     label = label_of(tokens)
     cols = tokens + ["<pad>"] * (pad_to - len(tokens))
     pad = torch.tensor([c == "<pad>" for c in cols])
@@ -81,15 +87,23 @@ def classifier_view(sentence: str = SENTENCES[1], pad_to: int = 20, mask: str = 
         verdict = "positive" if p > 0.5 else "negative"
         moved = (p > 0.5) != (p_alone > 0.5)
         alert |= (p > 0.5) != bool(label)
-        parts.append(f"{name} model ({'with' if use_mask else 'without'} mask): {verdict}, P(positive) {p:.2f} "
-                     f"({'CHANGED from' if moved else 'same as'} its unpadded {p_alone:.2f})")
+        model_ja = "マスクありのモデル" if masked_model else "マスクなしのモデル"
+        parts.append(say(f"{name} model ({'with' if use_mask else 'without'} mask): {verdict}, P(positive) {p:.2f} "
+                         f"({'CHANGED from' if moved else 'same as'} its unpadded {p_alone:.2f})",
+                         f"{model_ja}（推論時のマスク：{'あり' if use_mask else 'なし'}）："
+                         f"{'肯定' if p > 0.5 else '否定'}、"
+                         f"肯定の確率 {p:.2f}（パディングなしの {p_alone:.2f} から"
+                         f"{'予測が変わった' if moved else '予測は同じ'}）"))
         rows += [f"{name} · block 1", f"{name} · block 2"]
         matrices.append(cls_rows)
         hidden += [pad if use_mask else torch.zeros_like(pad)] * 2
-    truth = "positive" if label else "negative"
+    truth = say("positive", "肯定") if label else say("negative", "否定")
     panel = Panel(torch.cat(matrices), rows, cols, masked=torch.stack(hidden), alert=alert,
                   title=f"<cls> attention, padded to {pad_to}, mask {mask}", xlabel="key", ylabel="")
-    return View((panel,), f"pad to {pad_to}, mask {mask}: " + "; ".join(parts) + f". True label: {truth}",
+    summary = say(f"pad to {pad_to}, mask {mask}: " + "; ".join(parts) + f". True label: {truth}",
+                  f"長さ {pad_to} までパディング、マスクは{MASK_MODES_JA[mask]}：" + "。".join(parts)
+                  + f"。正解ラベル：{truth}")
+    return View((panel,), summary,
                 caption="each row: the <cls> query's weights over the keys    hatched: masked pad keys (weight 0)")
 
 
@@ -97,9 +111,10 @@ def classifier_explorer() -> Explorer:
     """Sentence, pad length and the mask at inference -> both trained models' predictions and <cls> attention."""
     controls = {
         "sentence": widgets.Dropdown(options=[(sentence_label(s), s) for s in SENTENCES], value=SENTENCES[1],
-                                     description="sentence", layout=widgets.Layout(width="46em")),
-        "pad_to": widgets.IntSlider(value=20, min=4, max=PAD_MAX, description="pad to"),
-        "mask": widgets.ToggleButtons(options=MASK_MODES, value="as trained", description="mask"),
+                                     description=say("sentence", "文"), layout=widgets.Layout(width="46em")),
+        "pad_to": widgets.IntSlider(value=20, min=4, max=PAD_MAX, description=say("pad to", "長さ")),
+        "mask": widgets.ToggleButtons(options=[(say(m, MASK_MODES_JA[m]), m) for m in MASK_MODES], value="as trained",
+                                      description=say("mask", "マスク")),
     }
     return explorer(controls, classifier_view)
 
