@@ -97,3 +97,14 @@ def test_a_planted_residue_is_found(text):
 ])
 def test_bounds_constants_and_large_numbers_pass(text):
     assert residues(text) == [], text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
+def test_an_output_that_varies_is_not_stored(path: Path):
+    """A cell marked `# NBVAL_IGNORE_OUTPUT` (chapter 10's timings) prints what differs between runs and machines:
+    tools/execute_notebooks.py stores it without outputs (no timings in a stored output)."""
+    from tools.execute_notebooks import varies
+
+    nb = nbformat.read(path, as_version=4)
+    stored = [f"cell {index} (id {cell.id})" for index, cell in enumerate(nb.cells) if varies(cell) and cell.outputs]
+    assert not stored, f"{path.name}: stored outputs of cells marked NBVAL_IGNORE_OUTPUT: {stored}"
