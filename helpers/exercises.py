@@ -73,7 +73,7 @@ class Check:
             raise ValueError(f"check {self.number}: the solution must be an answer, got None")
         self._check(answer, *data, **options)
         print(say(f"The hidden solution passes check {self.number}.",
-                  f"隠してある模範解答は確認問題 {self.number} に合格する。"))
+                  f"隠してある解答は確認問題 {self.number} に合格する。"))
 
     def __repr__(self) -> str:
         return f"<exercise check {self.number}>"
@@ -93,8 +93,9 @@ def call(answer: Callable[..., Any], *args: Any, when: str = "") -> Any:
     except Exception as error:  # noqa: BLE001  (any error of the learner's code becomes a hint)
         first_line = (str(error).splitlines() or [""])[0][:120]
         where = say(f"{when} ", when) if when else ""  # Japanese puts no space after 、
+        detail = f"（{first_line}）" if first_line else ""   # the hint follows 「まだ正解ではない：」: no second colon
         raise Mistake(f"{where}your function raised {type(error).__name__}: {first_line}",
-                      f"{where}書いた関数で {type(error).__name__} が発生した：{first_line}") from None
+                      f"{where}書いた関数で {type(error).__name__} が発生した{detail}") from None
 
 
 def exercise(check: Callable[..., None]) -> Check:

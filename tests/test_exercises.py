@@ -70,14 +70,14 @@ def test_the_japanese_edition_hears_japanese(capsys):
         check_7(3, 3)
         check_7.solution(3, 3)
         assert capsys.readouterr().out.splitlines() == [NOT_ATTEMPTED_JA, "正解！",
-                                                        "隠してある模範解答は確認問題 7 に合格する。"]
+                                                        "隠してある解答は確認問題 7 に合格する。"]
         with pytest.raises(Mistake, match="^数え直すこと$") as raised:
             check_7(4, 3)
         assert raised.value.en == "count again" and raised.value._render_traceback_() == [
             "\x1b[31m✗ まだ正解ではない：数え直すこと\x1b[0m"]
         from helpers.exercises import call
 
-        with pytest.raises(Mistake, match="^左パディングのとき、書いた関数で ZeroDivisionError が発生した："):
+        with pytest.raises(Mistake, match="^左パディングのとき、書いた関数で ZeroDivisionError が発生した（"):
             call(lambda x: x / 0, 1, when="左パディングのとき、")
         with pytest.raises(Mistake, match="関数"):
             call(3, 1)

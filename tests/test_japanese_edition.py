@@ -196,6 +196,28 @@ def japanese_feedback() -> list[tuple[str, str]]:
     return found
 
 
+def japanese_hints() -> list[tuple[str, str]]:
+    """(where, text) for the Japanese hint of every Mistake(en, ja) call under helpers/."""
+    found = []
+    for path in sorted((ROOT / "helpers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Mistake" and len(node.args) >= 2:
+                text = literal_text(node.args[1])
+                if text is not None:
+                    found.append((f"{path.relative_to(ROOT)}, line {node.lineno}", text))
+    return found
+
+
+def test_a_japanese_hint_has_no_second_colon():
+    """A hint is shown after 「✗ まだ正解ではない：」, so its own 「：」 (outside （…）) would be a second one."""
+    hints = japanese_hints()
+    assert len(hints) > 100, "the scan found too few Mistake(en, ja) calls"
+    outside = re.compile(r"（[^（）]*）")
+    problems = [f"{where}: {text}" for where, text in hints if "：" in outside.sub("", text)]
+    assert not problems, (f"{len(problems)} hints with a second 「：」 (write 「〜のとき、」, 「〜が発生した（文面）」; "
+                          "docs/ja-style.md, 3.):\n" + "\n".join(problems))
+
+
 def test_the_helpers_japanese_follows_the_style_guide_too():
     rules = forbidden_variants()
     texts = japanese_feedback()

@@ -85,7 +85,7 @@ def check_2(answer: object, ids: torch.Tensor) -> None:
     unsure = int(((~real).unsqueeze(2) & real.unsqueeze(1)).sum())     # pad query x real key
     if not isinstance(answer, tuple | list) or len(answer) != 2:
         raise Mistake("give two numbers: (number_filled, number_of_question_cells)",
-                      "2 つの数で答えること：(number_filled, number_of_question_cells)")
+                      "(number_filled, number_of_question_cells) の 2 つの数の組で答えること")
     if tuple(answer) == (unsure, filled):
         raise Mistake("the two numbers are swapped: the filled cells come first",
                       "2 つの数が入れ替わっている。-1e9 で埋めたセルの数が先である")

@@ -71,7 +71,7 @@ def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", ma
     return View(panels, say(f"{dtype}, fill {fill}, {n_pads} pad(s), pad rows {'masked' if mask_pad_rows else 'kept'}: "
                             f"{keys_text}; {rows_text}",
                             f"{dtype}、埋め値 {fill}、パッド {n_pads} 個、パッド行は"
-                            f"{'マスクする' if mask_pad_rows else 'そのまま'}：{keys_text}。{rows_text}"))
+                            f"{'マスク済み' if mask_pad_rows else 'そのまま'}：{keys_text}。{rows_text}"))
 
 
 def softmax_explorer() -> Explorer:
@@ -128,7 +128,7 @@ def check_1(answer: object, row: torch.Tensor) -> None:
     row = arguments.floating(row, "row")
     if not callable(answer):
         raise Mistake("answer with a function: def softmax_by_hand(row): ..., then softmax_by_hand = that function",
-                      "関数で答えること：def softmax_by_hand(row): ... と書いて、softmax_by_hand をその関数にする")
+                      "関数で答えること。def softmax_by_hand(row): ... と書いて、softmax_by_hand をその関数にする")
     rows = {ROW_NAMES[0]: row,                                   # (English name, Japanese name) -> the row
             ROW_NAMES[1]: torch.tensor([1000.0, 998.0, -1e9, 999.0, -1e9], dtype=row.dtype),
             ROW_NAMES[2]: torch.tensor([-1e9, 1.0, 3.0, -1e9, 2.0], dtype=row.dtype)}

@@ -198,7 +198,7 @@ def check_2(answer: object) -> None:
     in which the pads are junk and one sentence has a single real token whose features are all negative."""
     if not callable(answer):
         raise Mistake("answer with a function: def masked_max(h, pad): ..., then masked_max = that function",
-                      "関数で答えること：def masked_max(h, pad): ... と書いて、masked_max をその関数にする")
+                      "関数で答えること。def masked_max(h, pad): ... と書いて、masked_max をその関数にする")
     g = torch.Generator().manual_seed(0)
     h = torch.randn(2, 5, 4, generator=g)
     h[1, 0] = -h[1, 0].abs() - 0.1                               # sentence 2's one real token: all features < 0

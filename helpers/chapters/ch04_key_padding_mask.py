@@ -131,7 +131,7 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, data: torch.Tensor
     S = kpm.shape[-1]
     if isinstance(answer, bool) or not isinstance(answer, int):
         raise Mistake(f"answer with a key index: an int from 0 to {S - 1}",
-                      f"キーのインデックスで答えること：0 から {S - 1} までの int")
+                      f"キーのインデックス（0 から {S - 1} までの int）で答えること")
     if not 0 <= answer < S:
         raise Mistake(f"a key index of item {item} runs from 0 to {S - 1}, got {answer}",
                       f"サンプル {item} のキーのインデックスは 0 から {S - 1} までである。受け取った値は {answer}")
@@ -150,7 +150,7 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, data: torch.Tensor
                       f"{pad:g} なので、パッドのクエリは負である")
     raise Mistake("a query this large puts almost all its weight on one extreme visible key: reason from "
                   "step 7 which one, for a negative query",
-                  "これほど大きなクエリは、見えるキーのうち値が端にある 1 つに重みのほとんどすべてを置く。負のクエリ"
+                  "これほど大きなクエリは、見えるキーのうち値が最大か最小の 1 つに重みのほとんどすべてを置く。負のクエリ"
                   "ではそれがどのキーか、ステップ 7 から推論すること")
 
 

@@ -241,7 +241,7 @@ def check_2(answer: object, embed_dim: int) -> None:
         if not check_padding_invariance(answer, embed_dim=embed_dim).passed:
             raise Mistake("without attn_mask, new values at the pads changed a real token's output: is the padding "
                           "mask passed, in Hugging Face's polarity (1 = keep)?",
-                          "attn_mask なしで、パッドの値を変えると実トークンの出力が変わった。パディングマスクを "
+                          "attn_mask なしで、パッド位置に新しい値を入れると実トークンの出力が変わった。パディングマスクを "
                           "Hugging Face の極性（1 = 残す）で渡しているか？")
         if not check_no_future_leak(answer, embed_dim=embed_dim).passed:
             raise Mistake("with the causal attn_mask, a later token changed an earlier output: "
@@ -256,7 +256,7 @@ def check_2(answer: object, embed_dim: int) -> None:
     except (AttnCallError, TypeError, ValueError) as error:
         first_line = str(error).splitlines()[0]
         raise Mistake(f"the checks could not run your adapter: {first_line}",
-                      f"検査が、書いたアダプタを実行できなかった：{first_line}") from None
+                      f"検査が、書いたアダプタを実行できなかった（{first_line}）") from None
     x = torch.randn(2, 5, embed_dim, generator=torch.Generator().manual_seed(0))
     no_pads = torch.zeros(2, 5, dtype=torch.bool)
     with torch.no_grad():

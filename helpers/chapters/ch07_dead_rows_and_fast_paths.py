@@ -284,7 +284,7 @@ def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left"
             kinds = sorted({_kind(out[0, i], bias) for i in rows.nonzero().flatten().tolist()})
             if name == "dead" and "finfo.min" in path:
                 kinds = [say("finite: the plain average of all 5 values, pads included",
-                             "有限：パッドを含む 5 つの値すべての単純平均")]
+                             "有限：パッドを含む 5 つのバリューすべての単純平均")]
             found.append(f"{names[name]} {rows.nonzero().flatten().tolist()} {say('->', '→')} {' / '.join(kinds)}")
     if not dead.any():
         found.insert(0, say("no row without a visible key", "見えるキーのない行はない"))
@@ -388,14 +388,14 @@ def check_1(answer: object, lengths: list[int]) -> None:
         if torch.equal(got, kpm.all(-1, keepdim=True).expand_as(kpm)):
             raise Mistake(f"with {case}: the attention mask blocks keys too (you marked only rows of all-pad "
                           "items); a row is dead when the two masks together block every key",
-                          f"{ja}のとき：アテンションマスクもキーを遮断する（印があるのは、すべてがパッドのサンプルの行"
+                          f"{ja}のとき、アテンションマスクもキーを遮断する（印があるのは、すべてがパッドのサンプルの行"
                           "だけになっている）。2 つのマスクを合わせてすべてのキーが遮断される行が死んだ行である")
         if torch.equal(got, (kpm[:, None, :] | attn_mask).any(-1)):
             raise Mistake(f"with {case}: a row is dead when ALL its keys are blocked, not when some are",
-                          f"{ja}のとき：死んだ行とは、一部ではなく「すべて」のキーが遮断された行である")
+                          f"{ja}のとき、死んだ行とは、一部ではなく「すべて」のキーが遮断された行である")
         if torch.equal(got, ~expected):
             raise Mistake(f"with {case}: the polarity is reversed; True must mark the rows with no visible key",
-                          f"{ja}のとき：極性が逆である。True で印を付けるのは見えるキーのない行である")
+                          f"{ja}のとき、極性が逆である。True で印を付けるのは見えるキーのない行である")
         raise Mistake(f"with {case} some rows are wrong: for each query, which keys do the two masks leave visible?",
                       f"{ja}のとき、いくつかの行が違う。各クエリについて、2 つのマスクはどのキーを見えるまま残すか？")
 

@@ -443,7 +443,7 @@ def check_2(answer: object, widths: Sequence[int] = (1, 2, 4), lengths: Sequence
                               f"幅 {w} では、ウィンドウがキー 1 つ分狭すぎる。クエリが見るのは自分自身と、"
                               f"その直前の {w - 1} 個のキーである")
             raise Mistake(f"width {w}, length {n}: the mask differs from a causal window of width {w}",
-                          f"幅 {w}、長さ {n}：マスクが幅 {w} の因果的なウィンドウと一致しない")
+                          f"幅 {w}、長さ {n} のとき、マスクが幅 {w} の因果的なウィンドウと一致しない")
 
 
 @exercise

@@ -571,7 +571,7 @@ def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> N
     answer = _bool_mask(answer)
     if tuple(answer.shape) == (N, S, T):
         raise Mistake("the shape is transposed: one row per target query, one column per source key",
-                      "形状が転置している。ターゲットのクエリごとに 1 行、ソースのキーごとに 1 列である")
+                      "行と列が逆になっている（形状が転置されている）。ターゲットのクエリごとに 1 行、ソースのキーごとに 1 列である")
     if tuple(answer.shape) == (N, 1, S):
         raise Mistake("that broadcasts, but the exercise asks for one row per target query: expand it over the "
                       "target rows",
@@ -607,7 +607,7 @@ def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> N
                           "1 つずれている。位置 0 .. length - 1 が実トークンで、パッドは位置 length から始まる")
     if not torch.equal(answer, expected):
         raise Mistake("not yet: in each item, block exactly the source pads, in every target row",
-                      "各サンプルで、ターゲットのどの行でも、ソースのパッドをちょうど過不足なく遮断すること")
+                      "各サンプルで、ターゲットのどの行でも、ソースのパッドを過不足なく遮断すること")
 
 
 _ATTENTIONS = {   # attention -> (its padding mask argument, its attention mask argument, query and key lengths)
@@ -625,7 +625,7 @@ def _as_blocked(mask: torch.Tensor | None, name: str) -> torch.Tensor | None:
         return mask <= -1e9
     raise Mistake(f"{name}: a float mask is added to the scores, so only -inf (or a huge negative number) blocks; "
                   "any other value hides nothing",
-                  f"{name}：float マスクはスコアに加算されるので、遮断するのは -inf（または非常に大きな負の数）"
+                  f"{name} の float マスクはスコアに加算されるので、遮断するのは -inf（または非常に大きな負の数）"
                   "だけである。それ以外の値は何も隠さない")
 
 
@@ -728,7 +728,7 @@ def check_2(answer: object, model: nn.Transformer, src: torch.Tensor, tgt: torch
         except (RuntimeError, AssertionError, TypeError) as error:
             first_line = str(error).splitlines()[0]                  # torch's own words stay English
             raise Mistake(f"nn.Transformer refuses these arguments in {mode}: {first_line}",
-                          f"nn.Transformer が{mode_ja}でこの引数を受け付けない：{first_line}") from None
+                          f"nn.Transformer が{mode_ja}でこの引数を受け付けない（{first_line}）") from None
         finally:
             model.eval()
         right = right and bool((got - want).abs().max() <= 1e-5)    # every target position, pads included
@@ -766,7 +766,7 @@ def check_3(answer: object, target_ids: torch.Tensor, pad_id: int, start_id: int
                       "labels は位置をずらさない。モデルがシフトするのはデコーダの入力だけで、ラベルではない")
     if not torch.equal(labels, want_labels):
         raise Mistake("labels: keep each real target id where it is and mark only the pads with -100",
-                      "labels：ターゲットの実トークンの ID はそれぞれ元の位置に残し、パッドだけを -100 にすること")
+                      "labels では、ターゲットの実トークンの ID をそれぞれ元の位置に残し、パッドだけを -100 にすること")
     if torch.equal(decoder_input_ids, target_ids):
         raise Mistake("decoder_input_ids are not shifted: the decoder would read the very token it must predict",
                       "decoder_input_ids がシフトされていない。これではデコーダが、予測すべきトークンそのものを"
@@ -789,4 +789,4 @@ def check_3(answer: object, target_ids: torch.Tensor, pad_id: int, start_id: int
                       "デコーダの最初の入力は、デコーダの開始トークンでなければならない")
     if not torch.equal(decoder_input_ids, want_inputs):
         raise Mistake("decoder_input_ids: the start token, then the targets shifted one place to the right",
-                      "decoder_input_ids：開始トークンのあとに、ターゲットを 1 つ右にずらしたものが続く")
+                      "decoder_input_ids は、開始トークンのあとに、ターゲットを 1 つ右にずらしたものが続く形にすること")

@@ -586,12 +586,12 @@ def check_2(answer: object) -> None:
         except IndexError as error:
             raise Mistake(f"with {side} padding your function raised IndexError: {error}. Positions run from 0 "
                           "to L - 1: is an index one too far?",
-                          f"{side_ja}パディングのとき、書いた関数で IndexError が発生した：{error}。位置は 0 から "
+                          f"{side_ja}パディングのとき、書いた関数で IndexError が発生した（{error}）。位置は 0 から "
                           "L - 1 までである。インデックスが 1 つ先へ行きすぎていないか？") from None
         except Exception as error:   # the learner's code: any error is a hint, not a crash
             raise Mistake(f"with {side} padding your function raised {type(error).__name__}: {error}",
-                          f"{side_ja}パディングのとき、書いた関数で {type(error).__name__} が発生した："
-                          f"{error}") from None
+                          f"{side_ja}パディングのとき、書いた関数で {type(error).__name__} が発生した"
+                          f"（{error}）") from None
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != (3, 4):
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
             raise Mistake(f"return one vector per item, shape (N, E) = (3, 4); got {shape}",

@@ -460,8 +460,8 @@ def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
     if tuple(answer.shape) != tuple(expected.shape):
         raise Mistake(f"the mask has one row per query of the chunk and one column per key it can be compared with "
                       f"(the cached keys and the chunk's own), got shape {tuple(answer.shape)}",
-                      "マスクの行はチャンクのクエリ 1 つに 1 行、列は照らし合わせるキー（キャッシュ済みのキーと"
-                      f"チャンク自身のキー）1 つに 1 列である。渡された形状は {tuple(answer.shape)} である")
+                      "マスクの行はチャンクのクエリ 1 つにつき 1 行、列は、クエリが参照しうるキー（キャッシュ済みのキーと"
+                      f"チャンク自身のキー）1 つにつき 1 列である。渡された形状は {tuple(answer.shape)} である")
     if torch.equal(answer, expected):
         return
     if torch.equal(answer, ~expected):
@@ -508,7 +508,7 @@ def _check_mod(make: Callable[[int, int], MaskMod], sinks: int, width: int, leng
     except TypeError as error:
         if "positional argument" not in str(error):
             raise Mistake(f"your mask_mod raised TypeError: {str(error).splitlines()[0][:80]}",
-                          f"書いた mask_mod で TypeError が発生した：{str(error).splitlines()[0][:80]}") from None
+                          f"書いた mask_mod で TypeError が発生した（{str(error).splitlines()[0][:80]}）") from None
         raise Mistake("a mask_mod takes four arguments (b, h, q_idx, kv_idx), even if it uses only the last "
                       "two",
                       "mask_mod は、最後の 2 つしか使わなくても、4 つの引数 (b, h, q_idx, kv_idx) をとる") from None

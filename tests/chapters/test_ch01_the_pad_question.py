@@ -106,7 +106,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     }
     for hint, answer in wrong_1.items():
         assert hint in _japanese_hint(ch01.check_1, answer, IDS)
-    wrong_2 = {"2 つの数で答えること": 25, "入れ替わっている": (12, 25), "パッドのトークンの数": (5, 12),
+    wrong_2 = {"2 つの数の組で答えること": 25, "入れ替わっている": (12, 25), "パッドのトークンの数": (5, 12),
                "すべてのパッド列のセルを数える": (10, 12), "パッド行 × 実トークンの列": (25, 6)}
     for hint, answer in wrong_2.items():
         assert hint in _japanese_hint(ch01.check_2, answer, IDS)

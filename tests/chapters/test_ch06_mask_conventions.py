@@ -232,7 +232,7 @@ def test_the_japanese_edition_hears_japanese_hints():
         "パディングマスクは必要": lambda x, kpm, am: hf_style_attention(
             x, (~kpm).long() if am is None else torch.ones_like(kpm).long(), is_causal=am is not None),
         "is_causal にするのは attn_mask があるときだけ": lambda x, kpm, am: hf_style_attention(x, (~kpm).long(), True),
-        "^検査が、書いたアダプタを実行できなかった：":
+        "^検査が、書いたアダプタを実行できなかった（":
             lambda x, kpm, am: hf_style_attention(x, ~kpm, am is not None)[0],
         "answer_2 は関数": 3,
     }

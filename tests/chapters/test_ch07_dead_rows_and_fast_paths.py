@@ -305,12 +305,12 @@ def test_the_japanese_edition_hears_japanese_hints():
     ones = torch.ones(2, 5, dtype=torch.bool)
     wrong_1 = {
         "^answer_1 は関数": dead_rows(key_padding_mask(LENGTHS).flip(-1), causal_mask(4)),
-        "^左パディング \\+ 因果のとき：アテンションマスクもキーを遮断する":
+        "^左パディング \\+ 因果のとき、アテンションマスクもキーを遮断する":
             lambda kpm, attn_mask: kpm.all(-1, keepdim=True).expand_as(kpm),
         "^右パディング \\+ 因果のとき、パッドの位置に印を付けている": lambda kpm, attn_mask: kpm,
         "「すべて」のキー": lambda kpm, attn_mask: (kpm[:, None, :] | attn_mask).any(-1),
         "極性が逆": lambda kpm, attn_mask: ~dead_rows(kpm, attn_mask),
-        "^左パディング \\+ 因果のとき、書いた関数で TypeError が発生した：": lambda kpm: kpm,
+        "^左パディング \\+ 因果のとき、書いた関数で TypeError が発生した（": lambda kpm: kpm,
         "いくつかの行が違う": lambda kpm, attn_mask: dead_rows(kpm, attn_mask) ^ (torch.arange(kpm.shape[1]) == 3),
         "^bool テンソルを返すこと": lambda kpm, attn_mask: dead_rows(kpm, attn_mask).int(),
         r"形状 \(N, L\) = \(3, 4\) を返すこと": lambda kpm, attn_mask: kpm[:, None, :] | attn_mask,
@@ -323,7 +323,7 @@ def test_the_japanese_edition_hears_japanese_hints():
             blocked, torch.finfo(scores.dtype).min / 2),
         "^torch.bfloat16 で.*どの実トークンのスコアよりも": lambda scores, blocked: scores.masked_fill(
             blocked, -1e5 if scores.dtype == torch.bfloat16 else torch.finfo(scores.dtype).min),
-        "^torch.float16 のとき、書いた関数で RuntimeError が発生した：":
+        "^torch.float16 のとき、書いた関数で RuntimeError が発生した（":
             lambda scores, blocked: scores.masked_fill(blocked, -1e9),
         "0/0 になるのはどの埋め値か": lambda scores, blocked: scores.masked_fill(blocked, float("-inf")),
         "端に近い数に何かを足す":

@@ -274,7 +274,7 @@ def test_check_1_hints_in_japanese():
     wrong = {
         "bool テンソル（True = 遮断）にすること": right.int(),
         "torch.Tensor にすること": right.tolist(),
-        "形状が転置している": right.transpose(1, 2),
+        "行と列が逆になっている（形状が転置されている）": right.transpose(1, 2),
         r"形状は \(N, T, S\)": right[:, 0],
         "極性が逆である": ~right,
         "決して因果的ではない": right | ch11.cross_triangle(5, 6),
@@ -311,8 +311,8 @@ def test_check_2_hints_in_japanese(batch):
         "クロスアテンションが、読んでよいキーの一部を隠し": {**correct,
                                                    "memory_key_padding_mask": ~masks.src_key_padding_mask},
         "デコーダの自己アテンションが、読んでよいキーの一部を隠し": {**correct, "tgt_mask": masks.tgt_mask.T},
-        "^tgt_mask：float マスクはスコアに加算される": {**correct, "tgt_mask": torch.tril(torch.ones(4, 4))},
-        "^nn.Transformer が学習モードでこの引数を受け付けない：": {**correct, "tgt_mask": masks.decoder},
+        "^tgt_mask の float マスクはスコアに加算される": {**correct, "tgt_mask": torch.tril(torch.ones(4, 4))},
+        "^nn.Transformer が学習モードでこの引数を受け付けない（": {**correct, "tgt_mask": masks.decoder},
         "src_is_causal と memory_is_causal は指定しないこと": {**correct, "src_is_causal": True},
     }
     with speaking("ja"):

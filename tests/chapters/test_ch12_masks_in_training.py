@@ -285,7 +285,7 @@ def test_the_checks_give_their_hints_in_japanese():
             with pytest.raises(Mistake, match=hint):
                 ch12.check_1(answer, IDS, MASK)
         for hint, answer in {"^右パディングでは、短いサンプルの最後のスロットはパッドである$": lambda h, m: h[:, -1],
-                             "^右パディングのとき、書いた関数で IndexError が発生した：.*インデックスが 1 つ先へ":
+                             "^右パディングのとき、書いた関数で IndexError が発生した（.*）。.*インデックスが 1 つ先へ":
                                  lambda h, m: h[torch.arange(h.shape[0]), m.sum(-1)],
                              "右パディングのときだけである）$": lambda h, m: h[torch.arange(h.shape[0]), m.sum(-1) - 1],
                              "^answer_2 は関数 last_token": 3}.items():
@@ -295,7 +295,7 @@ def test_the_checks_give_their_hints_in_japanese():
                                  lambda s, b: s.masked_fill(b, float("-inf")).softmax(-1),
                              "すべて 0 にすること（有限の埋め値では": lambda s, b: s.masked_fill(b, -1e9).softmax(-1),
                              "^重みが勾配を失っている": lambda s, b: ch12.safe_softmax(s, b).detach(),
-                             "^書いた関数で .* が発生した：": lambda s, b: s @ b}.items():
+                             "^書いた関数で .* が発生した（": lambda s, b: s @ b}.items():
             with pytest.raises(Mistake, match=hint) as raised:
                 ch12.check_3(answer)
     assert raised.value.en.startswith("your function raised")          # the English hint is kept beside it

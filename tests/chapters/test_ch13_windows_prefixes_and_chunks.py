@@ -284,7 +284,7 @@ def test_the_checks_give_their_hints_in_japanese():
                 lambda s, w: (lambda b, h, q, kv: (kv <= q) & ((kv < w) | (q - kv < s))),
             "^sinks=2、width=2 のとき、自分より後のシンクを見るクエリがある。":
                 lambda s, w: (lambda b, h, q, kv: (kv < s) | ((kv <= q) & (q - kv < w))),
-            "^\\(sinks=1, width=3\\) で呼んだとき、書いた関数で TypeError が発生した：": lambda s: None,
+            "^\\(sinks=1, width=3\\) で呼んだとき、書いた関数で TypeError が発生した（": lambda s: None,
         }.items():
             with pytest.raises(Mistake, match=hint):
                 ch13.check_3(answer)
