@@ -49,17 +49,17 @@ lab: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/python tools/dev.py lint --no-setup
 
-# ruff, then one pytest call: unit tests, browser tests and every notebook through nbval, on JOBS workers
-# (pytest-xdist; conftest.py says what stays together). The command itself is in tools/dev.py (test_command),
-# which runs the same for people without make. The Japanese edition's notebooks hold the English code and
-# outputs, which tests/test_japanese_edition.py checks cell by cell: nbval skips them.
-JOBS ?= 2
+# ruff, then one pytest call: unit tests, browser tests and every notebook of both editions through nbval, on
+# JOBS workers (pytest-xdist; conftest.py says what stays together; default: one per CPU core, at most 8). The
+# command itself is in tools/dev.py (test_command), which runs the same for people without make. The Japanese
+# edition's code is the English code (tests/test_japanese_edition.py); its outputs are its own (Japanese hints).
+JOBS ?=
 test: $(STAMP)
-	$(BIN)/python tools/dev.py test --no-setup --jobs $(JOBS)
+	$(BIN)/python tools/dev.py test --no-setup $(if $(JOBS),--jobs $(JOBS))
 
 # Unit tests only: no browser, no notebooks, nothing `slow` (the packaging venv, every chapter's deck).
 unit: $(STAMP)
-	$(BIN)/python tools/dev.py unit --no-setup --jobs $(JOBS)
+	$(BIN)/python tools/dev.py unit --no-setup $(if $(JOBS),--jobs $(JOBS))
 
 # Every chapter through nbval under each of PyTorch's x86 CPU kernels (default, AVX2, AVX-512) and MKL's AVX2 code:
 # stored outputs must not depend on which one a machine picks (tools/portable.py).

@@ -185,3 +185,12 @@ def test_the_editable_install_prints_no_setuptools_warning(tmp_path: Path):
     with zipfile.ZipFile(wheel) as archive:
         pth = [name for name in archive.namelist() if name.endswith(".pth")]
         assert len(pth) == 1 and archive.read(pth[0]).decode().strip() == str(tmp_path)
+
+
+def test_the_tests_run_on_one_worker_per_core(monkeypatch):
+    """make test's default: one pytest worker per CPU core the process may use, at least 1, at most 8."""
+    monkeypatch.setattr(dev.os, "sched_getaffinity", lambda pid: set(range(2)), raising=False)
+    assert dev.default_jobs() == 2
+    monkeypatch.setattr(dev.os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert dev.default_jobs() == 8
+    assert dev.xdist(dev.default_jobs())[:2] == ["-n", "8"]

@@ -5,7 +5,7 @@
            prints one URL (with its token) that opens your copy of chapter 0 in a browser
   lint     setup if needed, then ruff on the code (helpers, tests, notebooks, benchmarks, tools)
   test     setup if needed, then ruff and one pytest call over tests/ and every notebook through nbval, on
-           --jobs workers (2 by default; see conftest.py)
+           --jobs workers (by default one per CPU core this process may use, at most 8; see conftest.py)
   unit     setup if needed, then the tests without a browser, notebooks or venv building
   portable setup if needed, then every chapter through nbval under each of PyTorch's x86 CPU kernels
   execute  re-run chapters in place from a fresh kernel (all, or the ones named after the command)
@@ -197,6 +197,12 @@ NBVAL = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanit
 LINTED = ["helpers", "tests", "notebooks", "benchmarks", "tools", "conftest.py"]
 
 
+def default_jobs() -> int:
+    """pytest workers by default: one per CPU core this process may use (2 on a 2-core machine), at most 8."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, 8))
+
+
 def xdist(jobs: int) -> list[str]:
     """pytest-xdist's flags: `jobs` workers, each unit of conftest.py whole, in collection order."""
     return ["-n", str(jobs), "--dist", "loadscope", "--no-loadscope-reorder"]
@@ -225,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--current-env", action="store_true",
                         help="use the Python running this script (a conda env, an activated venv) instead of .venv; "
                              "installs nothing")
-    parser.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 2),
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or default_jobs()),
                         help="test, unit: how many pytest workers (default 2)")
     parser.add_argument("--edition", choices=["en", "ja"], default=os.environ.get("EDITION") or "en",
                         help="lab: the English chapters (default) or the Japanese edition, notebooks/ja/")

@@ -1,4 +1,4 @@
-"""Every slide of every deck (tools/slides.py) fits a 1280x720 window with all its fragments shown, in Chromium,
+"""Every slide of every deck of both editions (tools/slides.py) fits a 1280x720 window with all its fragments shown, in Chromium,
 opened from disk with every request other than file:// refused. Lists the slides that do not fit.
 
 A slide fits when its box (after the template's own fitting: smaller fonts for wide printed tables, zoom for tall
@@ -38,10 +38,14 @@ WALK = """() => {
 }"""
 
 
-@pytest.mark.slow      # exports every deck and walks its ~460 slides: ~20 s
+@pytest.mark.slow      # exports every deck of the edition and walks its ~460 slides: ~20 s each
 @pytest.mark.browser
-def test_every_slide_fits_1280x720(browser, tmp_path: Path):
-    decks = [slides.export(path, tmp_path, explorers=False) for path in chapter_notebooks()]
+@pytest.mark.parametrize("edition", ["en", "ja"])
+def test_every_slide_fits_1280x720(browser, tmp_path: Path, edition: str):
+    notebooks = chapter_notebooks()
+    if edition == "ja":  # the Japanese decks (make slides EDITION=ja): the same cells, the text in Japanese
+        notebooks = [path.parent / "ja" / path.name for path in notebooks]
+    decks = [slides.export(path, tmp_path, explorers=False) for path in notebooks]
     context = browser.new_context(viewport=WINDOW)
     context.route(re.compile(r"^(?!file:)[a-z][a-z0-9+.-]*:"), lambda route: route.abort())
     page = context.new_page()
