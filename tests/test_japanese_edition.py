@@ -214,8 +214,8 @@ def test_a_japanese_hint_has_no_second_colon():
     assert len(hints) > 100, "the scan found too few Mistake(en, ja) calls"
     outside = re.compile(r"（[^（）]*）")
     problems = [f"{where}: {text}" for where, text in hints if "：" in outside.sub("", text)]
-    assert not problems, (f"{len(problems)} hints with a second 「：」 (write 「〜のとき、」, 「〜が発生した（文面）」; "
-                          "docs/ja-style.md, 3.):\n" + "\n".join(problems))
+    assert not problems, (f"{len(problems)} hints with a second 「：」 (write 「〜のとき、」, "
+                          "「〜が発生した（文面）」; docs/ja-style.md, 3.):\n" + "\n".join(problems))
 
 
 def test_the_helpers_japanese_follows_the_style_guide_too():

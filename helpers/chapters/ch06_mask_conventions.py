@@ -241,7 +241,8 @@ def check_2(answer: object, embed_dim: int) -> None:
         if not check_padding_invariance(answer, embed_dim=embed_dim).passed:
             raise Mistake("without attn_mask, new values at the pads changed a real token's output: is the padding "
                           "mask passed, in Hugging Face's polarity (1 = keep)?",
-                          "attn_mask なしで、パッド位置に新しい値を入れると実トークンの出力が変わった。パディングマスクを "
+                          "attn_mask なしで、パッド位置に新しい値を入れると"
+                          "実トークンの出力が変わった。パディングマスクを "
                           "Hugging Face の極性（1 = 残す）で渡しているか？")
         if not check_no_future_leak(answer, embed_dim=embed_dim).passed:
             raise Mistake("with the causal attn_mask, a later token changed an earlier output: "

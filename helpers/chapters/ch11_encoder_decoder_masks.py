@@ -571,7 +571,8 @@ def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> N
     answer = _bool_mask(answer)
     if tuple(answer.shape) == (N, S, T):
         raise Mistake("the shape is transposed: one row per target query, one column per source key",
-                      "行と列が逆になっている（形状が転置されている）。ターゲットのクエリごとに 1 行、ソースのキーごとに 1 列である")
+                      "行と列が逆になっている（形状が転置されている）。"
+                      "ターゲットのクエリごとに 1 行、ソースのキーごとに 1 列である")
     if tuple(answer.shape) == (N, 1, S):
         raise Mistake("that broadcasts, but the exercise asks for one row per target query: expand it over the "
                       "target rows",

@@ -460,7 +460,8 @@ def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
     if tuple(answer.shape) != tuple(expected.shape):
         raise Mistake(f"the mask has one row per query of the chunk and one column per key it can be compared with "
                       f"(the cached keys and the chunk's own), got shape {tuple(answer.shape)}",
-                      "マスクの行はチャンクのクエリ 1 つにつき 1 行、列は、クエリが参照しうるキー（キャッシュ済みのキーと"
+                      "マスクの行はチャンクのクエリ 1 つにつき 1 行、"
+                      "列は、クエリが参照しうるキー（キャッシュ済みのキーと"
                       f"チャンク自身のキー）1 つにつき 1 列である。渡された形状は {tuple(answer.shape)} である")
     if torch.equal(answer, expected):
         return

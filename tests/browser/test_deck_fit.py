@@ -1,5 +1,5 @@
-"""Every slide of every deck of both editions (tools/slides.py) fits a 1280x720 window with all its fragments shown, in Chromium,
-opened from disk with every request other than file:// refused. Lists the slides that do not fit.
+"""Every slide of every deck of both editions (tools/slides.py) fits a 1280x720 window with all its fragments shown,
+in Chromium, opened from disk with every request other than file:// refused. Lists the slides that do not fit.
 
 A slide fits when its box (after the template's own fitting: smaller fonts for wide printed tables, zoom for tall
 slides) lies inside the window, it does not scroll, and no code block, output or table inside it is cut off at
