@@ -201,6 +201,7 @@ def view_html(*views: View) -> str:
 REFUSED = "<b>Not possible:</b> "  # how the summary starts when view() refuses a combination
 REFUSED_JA = "<b>この組み合わせは不可：</b>"
 PLACEHOLDER = "Explorer: run this cell to see it live (interactive widgets need a running kernel)."
+PLACEHOLDER_JA = "エクスプローラ：このセルを実行すると操作できる（ウィジェットを動かすにはカーネルが必要である）。"
 
 
 class Explorer(widgets.VBox):
@@ -233,7 +234,7 @@ class Explorer(widgets.VBox):
 
     def __repr__(self) -> str:
         """The text a saved notebook shows in place of the widget (the same every run, for nbval)."""
-        return PLACEHOLDER
+        return say(PLACEHOLDER, PLACEHOLDER_JA)
 
 
 def explorer(controls: dict[str, widgets.ValueWidget], view: Callable[..., View]) -> Explorer:

@@ -133,6 +133,11 @@ def test_saved_notebooks_show_a_fixed_readable_line_for_an_explorer():
     bundle = box._repr_mimebundle_()
     assert repr(box) == bundle["text/plain"] == PLACEHOLDER  # what nbval compares: the same on every run
     assert "application/vnd.jupyter.widget-view+json" in bundle  # a running kernel still shows the live widget
+    from helpers.explorer import PLACEHOLDER_JA
+    from helpers.language import speaking
+
+    with speaking("ja"):
+        assert repr(box) == box._repr_mimebundle_()["text/plain"] == PLACEHOLDER_JA  # the Japanese edition's
 
 
 def test_a_panel_with_a_fixed_scale_colours_figure_and_html_alike():
