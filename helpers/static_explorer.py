@@ -383,6 +383,11 @@ def unpacked(text: str) -> dict:
     return json.loads(gzip.decompress(base64.b64decode(text)))
 
 
+def loading_text() -> str:
+    """What a static explorer shows until its script has unpacked the views."""
+    return say("Loading the precomputed views…", "計算済みの表示を読み込み中…")
+
+
 def page(title: str, payloads: Sequence[Payload]) -> str:
     """The whole HTML file: one section per explorer, its note, its controls, its summary and tables."""
     sections = []
@@ -392,15 +397,15 @@ def page(title: str, payloads: Sequence[Payload]) -> str:
             f"<h2>{html.escape(p.title)}</h2>"
             f'<div class="static-note">{html.escape(note(p.axes, n_settings(p.axes)))}</div>'
             f'<div class="static-controls"></div>'
-            f'<div class="explorer-summary">{say("Loading the precomputed views…", "計算済みの表示を読み込み中…")}'
-            "</div>"
+            f'<div class="explorer-summary">{loading_text()}</div>'
             f'<div class="explorer-tables"></div>'
             f'<script type="application/octet-stream" class="static-data">{packed(p)}</script>'
             f"</section>")
     # The web font of the series' CJK characters and any in the labels and views (on machines without
     # Japanese fonts the dropdowns' 犬 猫 鳥 are boxes otherwise), loaded with the page.
-    text = "".join(label for p in payloads for a in p.axes for label in a.labels) + "".join(
-        piece for p in payloads for piece in p.pieces)
+    text = "".join(label for p in payloads for a in p.axes for label in (*a.labels, a.description)) + "".join(
+        piece for p in payloads for piece in p.pieces) + title + loading_text() + "".join(
+        p.title + note(p.axes, n_settings(p.axes)) for p in payloads)
     font = cjk_font.css(text)
     chars = font.split(" cut to ", 1)[1].split(" */", 1)[0]
     return (f"<!DOCTYPE html>\n<html lang=\"{language.current()}\"><head><meta charset=\"utf-8\">"

@@ -230,5 +230,13 @@ def test_the_japanese_edition_exports_japanese_pages(tmp_path):
     (data,) = se.read_payloads(tmp_path / "ja" / "01_the_pad_question.html")
     assert data["note"].startswith("静的エクスプローラ：") and data["title"].startswith("エクスプローラ：")
     assert english == se.export_chapter("01", tmp_path / "again").path.read_text(encoding="utf-8")
+    # every Japanese character the page shows is in the font it embeds (no boxes without a system Japanese font)
+    cut = set(japanese.split(" cut to ", 1)[1].split(" */", 1)[0])
+    shown = data["title"] + data["note"] + "".join(a["description"] + "".join(a["labels"]) for a in data["axes"])
+    shown += re.search(r"<title>(.*?)</title>", japanese).group(1) + se.loading_text()
+    with se.language.speaking("ja"):
+        shown += se.loading_text()
+    missing = {c for c in shown if ord(c) > 0x2E7F} - cut
+    assert not missing, f"characters shown but not in the embedded font: {''.join(sorted(missing))}"
     with pytest.raises(ValueError, match="edition must be one of"):
         se.export_chapter("01", tmp_path / "fr", edition="fr")
