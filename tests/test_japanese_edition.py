@@ -162,10 +162,12 @@ def test_style_rules_catch_their_examples():
     assert not style_problems("x", "```\nmake test  # 全部 (2 分)\n```\n", rules)
     assert "x, line 4: 「第2」 (forbidden by /第\\d/) -> 第 N 章（数字の前後に半角スペース）" in style_problems(
         "x", "```\nx\n```\n第2章", rules, by_line=True)
-    for spelled in ("引数をもつ", "しかもたない", "1 つもつ", "で分かる", "前方への視界", "残っているからだ。", "アサートした",
-                    "まだ解答がない", "解答の形状は (2, 5)", "チェックのセル"):   # one spelling per word (2. 表記)
+    spelled_otherwise = ("引数をもつ", "しかもたない", "1 つもつ", "で分かる", "前方への視界", "残っているからだ。",
+                         "アサートした", "まだ解答がない", "解答の形状は (2, 5)", "チェックのセル")   # 2. 表記
+    for spelled in spelled_otherwise:
         assert style_problems("x", spelled, rules), spelled
-    for fine in ("もっと前のキー", "をもたらす", "どの行でもちょうど 0", "グループに分かれる", "視野", "解答はその下に隠してある"):
+    for fine in ("もっと前のキー", "をもたらす", "どの行でもちょうど 0", "グループに分かれる", "視野",
+                 "解答はその下に隠してある"):
         assert not style_problems("x", fine, rules), fine
 
 
@@ -231,7 +233,8 @@ def test_the_helpers_japanese_follows_the_style_guide_too():
     assert not problems, f"{len(problems)} forbidden variants (docs/ja-style.md):\n" + "\n".join(problems)
 
 
-COMMENT_RULES = ("模範解答", "(まだ|受け取った|書いた)解答", "注意(して(よ")   # the guide's term rules that also apply to code comments
+# the guide's term rules that also apply to code comments
+COMMENT_RULES = ("模範解答", "(まだ|受け取った|書いた)解答", "注意(して(よ")
 
 
 def test_the_japanese_code_comments_use_the_guides_terms():
