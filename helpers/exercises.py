@@ -31,7 +31,7 @@ from typing import Any
 from helpers.language import say
 
 NOT_ATTEMPTED = "Not attempted yet: write your answer in the cell above, then run this cell again."
-NOT_ATTEMPTED_JA = "まだ解答がない。上のセルに解答を書いてから、このセルをもう一度実行すること。"
+NOT_ATTEMPTED_JA = "まだ答えがない。上のセルに答えを書いてから、このセルをもう一度実行すること。"
 
 
 class Mistake(AssertionError):
@@ -87,7 +87,7 @@ def call(answer: Callable[..., Any], *args: Any, when: str = "") -> Any:
     """
     if not callable(answer):
         raise Mistake("the answer should be a function (def ... or lambda), not a value",
-                      "解答は値ではなく関数（def … または lambda）にすること")
+                      "答えは値ではなく関数（def … または lambda）にすること")
     try:
         return answer(*args)
     except Exception as error:  # noqa: BLE001  (any error of the learner's code becomes a hint)

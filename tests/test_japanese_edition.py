@@ -162,6 +162,13 @@ def test_style_rules_catch_their_examples():
     assert not style_problems("x", "```\nmake test  # 全部 (2 分)\n```\n", rules)
     assert "x, line 4: 「第2」 (forbidden by /第\\d/) -> 第 N 章（数字の前後に半角スペース）" in style_problems(
         "x", "```\nx\n```\n第2章", rules, by_line=True)
+    spelled_otherwise = ("引数をもつ", "しかもたない", "1 つもつ", "で分かる", "前方への視界", "残っているからだ。",
+                         "アサートした", "まだ解答がない", "解答の形状は (2, 5)", "チェックのセル")   # 2. 表記
+    for spelled in spelled_otherwise:
+        assert style_problems("x", spelled, rules), spelled
+    for fine in ("もっと前のキー", "をもたらす", "どの行でもちょうど 0", "グループに分かれる", "視野",
+                 "解答はその下に隠してある"):
+        assert not style_problems("x", fine, rules), fine
 
 
 def test_japanese_text_follows_the_style_guide():
@@ -224,3 +231,31 @@ def test_the_helpers_japanese_follows_the_style_guide_too():
     assert any("正解" in text for _, text in texts), "the scan found none of helpers/exercises.py's texts"
     problems = [p for where, text in texts for p in style_problems(where, text, rules)]
     assert not problems, f"{len(problems)} forbidden variants (docs/ja-style.md):\n" + "\n".join(problems)
+
+
+# the guide's term rules that also apply to code comments
+COMMENT_RULES = ("模範解答", "(まだ|受け取った|書いた)解答", "注意(して(よ")
+
+
+def test_the_japanese_code_comments_use_the_guides_terms():
+    """A learner reads the Japanese comments of the exercise cells (「# 隠してある解答を、確認の関数に通す」,
+    「# ここに答えを書く」, 「True = 参照してよい」): the guide's terms hold there too."""
+    import io
+    import tokenize
+
+    rules = [(pattern, written, instead) for pattern, written, instead in forbidden_variants()
+             if written.startswith(COMMENT_RULES)]
+    assert len(rules) == len(COMMENT_RULES)
+    problems, comments = [], 0
+    for path in sorted(ja_sync.JAPANESE.glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            lines = [line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+            for token in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+                if token.type == tokenize.COMMENT and any(ord(ch) > 0x2E7F for ch in token.string):
+                    comments += 1
+                    problems += [f"{path.name}, cell id {cell.id}: 「{m.group()}」 -> {instead}"
+                                 for pattern, _, instead in rules for m in pattern.finditer(token.string)]
+    assert comments > 50, "the scan found too few Japanese comments"
+    assert not problems, "\n".join(problems)

@@ -67,7 +67,7 @@ def check_1(answer: object, ids: torch.Tensor) -> None:
         raise Mistake(f"the shape should be (N, 1, S), with a size-1 query dimension in the middle; "
                       f"got {tuple(answer.shape)}",
                       f"形状は、真ん中にサイズ 1 のクエリの次元がある (N, 1, S) になるはずである。"
-                      f"解答の形状は {tuple(answer.shape)}")
+                      f"書いた答えの形状は {tuple(answer.shape)} になっている")
     if torch.equal(answer[:, 0], ~is_word):
         raise Mistake("that is the opposite polarity: True must mark the real tokens",
                       "極性が逆になっている。True で示すのは実トークンのほうである")
@@ -110,8 +110,8 @@ def check_3(answer: object, scores: torch.Tensor, ids: torch.Tensor) -> None:
     if not isinstance(answer, torch.Tensor) or answer.shape != scores.shape:
         got = tuple(answer.shape) if isinstance(answer, torch.Tensor) else type(answer).__name__
         raise Mistake(f"the answer should be the masked scores, shape {tuple(scores.shape)}; got {got}",
-                      f"解答はマスク後のスコアで、形状は {tuple(scores.shape)} になるはずである。"
-                      f"受け取った解答は {got}")
+                      f"答えはマスク後のスコアで、形状は {tuple(scores.shape)} になるはずである。"
+                      f"書いた答えは {got} になっている")
     if answer.isinf().any():
         raise Mistake("fill with -1e9, as the book does, not with -inf",
                       "-inf ではなく、書籍と同じく -1e9 で埋めること")
@@ -122,4 +122,5 @@ def check_3(answer: object, scores: torch.Tensor, ids: torch.Tensor) -> None:
         raise Mistake("the pad rows must be -1e9 too, not only the pad columns",
                       "パッド列だけでなく、パッド行も -1e9 にすること")
     if not (answer[~both] == -1e9).all():
-        raise Mistake("the pad columns must be -1e9", "パッド列を -1e9 にすること")
+        raise Mistake("the pad columns must be -1e9 too, not only the pad rows",
+                      "パッド行だけでなく、パッド列も -1e9 にすること")

@@ -221,7 +221,7 @@ def check_2(answer: object) -> None:
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, 4):
         shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
         raise Mistake(f"the result should have shape (N, E) = (2, 4), one value per sentence and feature; got {shape}",
-                      "結果の形状は、文と特徴量ごとに 1 つの値をもつ (N, E) = (2, 4) になるはずである。"
+                      "結果の形状は、文と特徴量ごとに 1 つの値を持つ (N, E) = (2, 4) になるはずである。"
                       f"返ってきたのは {shape}")
     if torch.equal(got, expected):
         return

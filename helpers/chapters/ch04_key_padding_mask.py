@@ -97,7 +97,7 @@ def check_1(answer: object, ids: torch.Tensor, pad_id: int = 0) -> None:
                       "key_padding_mask は bool テンソルにすること（ids == ... のような比較で得られる）")
     if answer.shape != expected.shape:
         raise Mistake(f"one entry per key: shape (N, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}",
-                      f"キーごとに 1 つの値をもつ形状 (N, S) = {tuple(expected.shape)} になるはずだが、"
+                      f"キーごとに 1 つの値を持つ形状 (N, S) = {tuple(expected.shape)} になるはずだが、"
                       f"{tuple(answer.shape)} になっている")
     if torch.equal(answer, expected):
         return
@@ -164,7 +164,7 @@ def check_3(answer: object, weights: torch.Tensor) -> None:
     expected = weights.mean(dim=1)
     if not isinstance(answer, torch.Tensor):
         raise Mistake(f"the answer should be a tensor of shape (N, L, S) = {(N, L, S)}",
-                      f"解答は形状 (N, L, S) = {(N, L, S)} のテンソルにすること")
+                      f"答えは形状 (N, L, S) = {(N, L, S)} のテンソルにすること")
     if answer.shape != expected.shape:
         if answer.shape == (N, H, S) or answer.shape == (N, H, L):
             raise Mistake("that averages over the queries or the keys; the heads are dimension 1 of (N, H, L, S)",

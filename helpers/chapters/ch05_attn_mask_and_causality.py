@@ -175,8 +175,10 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, batch: torch.Tenso
         raise Mistake("a uniform row over every key ignores both masks",
                       "すべてのキーにわたって一様な行は、両方のマスクを無視している")
     if (got > 1e-6).tolist()[lengths[item]:] != [False] * (L - lengths[item]):
-        raise Mistake(f"a pad key gets weight 0: item {item} now has {lengths[item]} real tokens",
-                      f"パッドのキーの重みは 0 である。サンプル {item} の実トークンは、今度は {lengths[item]} 個である")
+        raise Mistake(f"a key that is a pad in this batch still has weight: check again which keys of item {item} "
+                      "are pads",
+                      f"このバッチでパッドになっているキーに、まだ重みがある。サンプル {item} のどのキーがパッドかを"
+                      "確かめ直すこと")
     raise Mistake(f"which keys may query {query} see under both masks? The visible keys have equal scores here",
                   f"両方のマスクのもとで、クエリ {query} はどのキーを見てよいか？"
                   "ここでは見えるキーのスコアはすべて等しい")

@@ -205,7 +205,7 @@ def check_1(answer: object, hf_batch: torch.Tensor) -> None:
     if tuple(answer.shape) != (N, 1, S, S):
         raise Mistake(f"the shape should be (N, 1, L, S), with a size-1 head dimension; got {tuple(answer.shape)}",
                       f"形状は (N, 1, L, S) で、ヘッドの次元は大きさ 1 になるはずである。"
-                      f"解答の形状は {tuple(answer.shape)}")
+                      f"書いた答えの形状は {tuple(answer.shape)} になっている")
     got = answer[:, 0]
     if torch.equal(got, ~expected):
         raise Mistake("that is MHA's polarity (True = blocked): SDPA reads True as 'may attend'",

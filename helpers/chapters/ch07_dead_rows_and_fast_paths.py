@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -102,23 +103,55 @@ LABELS_JA = {
         "サンプル 0、左パディング + 因果：各設定がクエリの行ごとに返すもの",
     "left padding + causal: 1 = blocked (hatched)": "左パディング + 因果：1 = 遮断（斜線）",
     # the explorer's settings (its drop-downs show these, and its summaries and titles name them)
-    "manual: fill -inf, softmax": "手書き：-inf で埋めて softmax",
-    "manual: fill finfo.min, softmax": "手書き：finfo.min で埋めて softmax",
+    "manual: fill -inf, softmax": "手書き：-inf で埋めてソフトマックス",
+    "manual: fill finfo.min, softmax": "手書き：finfo.min で埋めてソフトマックス",
+    "MHA, need_weights=True": "MHA (need_weights=True)",
+    "MHA, need_weights=False": "MHA (need_weights=False)",
     "training": "学習モード",
     "eval, grad on": "評価モード、勾配あり",
     "eval + no_grad": "評価モード + no_grad",
     "eval, frozen parameters, grad on": "評価モード、パラメータを凍結、勾配あり",
     "right": "右",
     "left": "左",
+    # the rows of the notebook's table of code paths (step 3)
+    "MHA, training": "MHA、学習モード",
+    "MHA, eval, grad on": "MHA、評価モード、勾配あり",
+    "MHA, eval + no_grad": "MHA、評価モード + no_grad",
+    "MHA, eval, frozen params, grad on": "MHA、評価モード、パラメータを凍結、勾配あり",
+    "MHA, eval + no_grad, float masks (-inf)": "MHA、評価モード + no_grad、float マスク (-inf)",
+    "MHA, eval + no_grad, float masks (finfo.min)": "MHA、評価モード + no_grad、float マスク (finfo.min)",
+    "MHA, same float masks, need_weights=True": "MHA、同じ float マスク、need_weights=True",
+    "MHA, training, need_weights=True": "MHA、学習モード、need_weights=True",
+    "MHA, eval + no_grad, need_weights=True": "MHA、評価モード + no_grad、need_weights=True",
+    "F.scaled_dot_product_attention": "F.scaled_dot_product_attention",
+    "manual masked_fill(-inf) + softmax": "手書きの masked_fill(-inf) + ソフトマックス",
 }
 
 
 def label(text: str) -> str:
     """A word label of a path, a setting or a result, in the current language: `text` itself in English, its
-    Japanese (LABELS_JA) in the Japanese edition. Code names (MHA, need_weights=False) are not labels."""
+    Japanese (LABELS_JA) in the Japanese edition, where the code names in it stay as they are
+    ("MHA, eval + no_grad" -> "MHA、評価モード + no_grad")."""
     if text not in LABELS_JA:
         raise ValueError(f"text must be one of {list(LABELS_JA)}, got {text!r}")
     return say(text, LABELS_JA[text])
+
+
+def width(text: str) -> int:
+    """How many columns `text` takes in a fixed-width font: 2 for a wide or full-width character (East Asian
+    width W or F: kanji, kana, 、 and （）), 1 for any other. width("abc") == 3, width("低速パス") == 8."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def padded(text: str, columns: int) -> str:
+    """`text` with spaces after it up to `columns` columns (width(): a Japanese character counts 2), so that
+    the next column of a printed table lines up in both editions. Like f"{text:{columns}s}" for ASCII text;
+    text that is already wider is returned as it is."""
+    if not isinstance(columns, int) or isinstance(columns, bool) or columns < 0:
+        raise ValueError(f"columns must be an int >= 0, got {columns!r}")
+    return text + " " * max(0, columns - width(text))
 
 
 def _path_label(path: str) -> str:
@@ -311,7 +344,7 @@ def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left"
 # The Japanese caption's last line reads the panel's title. It also holds every Japanese character a title or
 # a row label can show, so that every view needs the same glyphs: the static explorer then ships one font for
 # all of them instead of one per view (tests/chapters/test_ch07_dead_rows_and_fast_paths.py checks it).
-TITLE_LEGEND_JA = ("見出し：コードパス（手書きは埋め値で埋める）\n"
+TITLE_LEGEND_JA = ("見出し：コードパス（手書きは埋め値で埋めてからソフトマックス）\n"
                    "学習モードか評価モード（勾配あり、パラメータを凍結）、マスク、左か右のパディング + 因果\n"
                    "スパイが見た高速パス（ネイティブ MHA、融合エンコーダ層、"
                    "ネステッドテンソル）")
@@ -497,7 +530,7 @@ def check_3(answer: object, L: int, S: int) -> None:
     if answer.shape != expected.shape:
         raise Mistake(f"the shape should be (L, S) = {(L, S)}, one row per new query; got {tuple(answer.shape)}",
                       f"形状は (L, S) = {(L, S)} で、新しいクエリごとに 1 行になるはずである。"
-                      f"解答の形状は {tuple(answer.shape)}")
+                      f"書いた答えの形状は {tuple(answer.shape)} になっている")
     if torch.equal(answer, expected):
         return
     if torch.equal(answer, ~expected):

@@ -594,7 +594,7 @@ def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> N
                       "読むものが何も残らない")
     if torch.equal(answer, masks.tgt_key_padding_mask[:, :, None].expand(N, T, S)):
         raise Mistake("the keys of cross-attention are the source words: it is the source's padding that counts",
-                      "クロスアテンションのキーはソースの語である。意味をもつのはソースのパディングである")
+                      "クロスアテンションのキーはソースの語である。意味を持つのはソースのパディングである")
     if torch.equal(answer, key_padding_mask(list(tgt_lengths), S)[:, None, :].expand(N, T, S)):
         raise Mistake("those are the target's lengths: the keys of cross-attention are the source words",
                       "それはターゲットの長さである。クロスアテンションのキーはソースの語である")
@@ -773,9 +773,9 @@ def check_3(answer: object, target_ids: torch.Tensor, pad_id: int, start_id: int
                       "decoder_input_ids がシフトされていない。これではデコーダが、予測すべきトークンそのものを"
                       "読んでしまう")
     if (decoder_input_ids == -100).any():
-        raise Mistake("decoder_input_ids hold -100, which is no token id: the library puts the pad id there",
-                      "decoder_input_ids に -100 が入っているが、-100 はトークン ID ではない。ライブラリはそこに"
-                      "パッド ID を入れる")
+        raise Mistake("decoder_input_ids hold -100: -100 is a mark for the loss, not a token id the decoder can read",
+                      "decoder_input_ids に -100 が入っている。-100 は損失のための目印であり、デコーダが読める"
+                      "トークン ID ではない")
     at_pads = torch.cat([torch.zeros_like(pads[:, :1]), pads[:, :-1]], 1)   # where the shifted labels hold -100
     if torch.equal(decoder_input_ids[~at_pads], want_inputs[~at_pads]) and not torch.equal(decoder_input_ids,
                                                                                          want_inputs):

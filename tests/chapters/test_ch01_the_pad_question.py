@@ -65,6 +65,7 @@ def test_check_3_accepts_rows_and_columns_filled_and_names_each_mistake():
         "shape": scores[0],
         "not with -inf": scores.masked_fill(~both, float("-inf")),
         "pad rows must be -1e9 too": scores.masked_fill(~real.unsqueeze(1), -1e9),
+        "pad columns must be -1e9 too, not only the pad rows": scores.masked_fill(~real.unsqueeze(2), -1e9),
         "keep their scores": scores.masked_fill(~both, -1e9).masked_fill(both, 0.0),
     }
     for hint, answer in wrong.items():
@@ -117,7 +118,8 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     wrong_3 = {
         "形状は (1, 5, 5) になるはず": scores[0],
         "-inf ではなく": scores.masked_fill(~both, float("-inf")),
-        "パッド行も -1e9 にすること": scores.masked_fill(~real.unsqueeze(1), -1e9),
+        "パッド列だけでなく、パッド行も -1e9 にすること": scores.masked_fill(~real.unsqueeze(1), -1e9),
+        "パッド行だけでなく、パッド列も -1e9 にすること": scores.masked_fill(~real.unsqueeze(2), -1e9),
         "元のスコアを保つこと": scores.masked_fill(~both, -1e9).masked_fill(both, 0.0),
     }
     for hint, answer in wrong_3.items():

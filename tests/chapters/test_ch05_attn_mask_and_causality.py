@@ -88,7 +88,7 @@ def test_check_2_accepts_the_row_and_names_each_mistake():
     mha, batch = _all_ones_module(), torch.ones(2, 5, 1)
     ch05.check_2.solution([0.5, 0.5, 0, 0, 0], mha, batch)
     wrong = {"list of 5 numbers": "0.5 0.5 0 0 0", "5 numbers, got 2": [0.5, 0.5], "sum to 1": [1, 1, 0, 0, 0],
-             "ignores both masks": [0.2] * 5, "now has 2 real tokens": [1 / 3, 1 / 3, 1 / 3, 0, 0],
+             "ignores both masks": [0.2] * 5, "check again which keys of item 1 are pads": [1 / 3, 1 / 3, 1 / 3, 0, 0],
              "which keys": [1, 0, 0, 0, 0]}
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
@@ -163,7 +163,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     batch = torch.ones(2, 5, 1)
     wrong_2 = {"5 個の数のリストで答えること": "0.5 0.5 0 0 0", "2 個になっている": [0.5, 0.5],
                "和は 1 である": [1, 1, 0, 0, 0], "両方のマスクを無視": [0.2] * 5,
-               "サンプル 1 の実トークンは、今度は 2 個": [1 / 3, 1 / 3, 1 / 3, 0, 0],
+               "サンプル 1 のどのキーがパッドかを確かめ直すこと": [1 / 3, 1 / 3, 1 / 3, 0, 0],
                "クエリ 4 はどのキーを見てよいか？": [1, 0, 0, 0, 0]}
     for hint, answer in wrong_2.items():
         assert hint in _japanese_hint(ch05.check_2, answer, mha, batch)

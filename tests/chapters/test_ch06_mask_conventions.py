@@ -217,7 +217,7 @@ def test_the_japanese_edition_hears_japanese_hints():
     keep_pads = to_sdpa_mask(from_hf_attention_mask(HF_BATCH))[:, None, None, :]
     wrong_1 = {
         "bool テンソル": to_sdpa_mask(blocked)[:, None].long(),
-        r"ヘッドの次元は大きさ 1 になるはずである。解答の形状は \(2, 4, 4\)$": to_sdpa_mask(blocked),
+        r"ヘッドの次元は大きさ 1 になるはずである。書いた答えの形状は \(2, 4, 4\) になっている$": to_sdpa_mask(blocked),
         "MHA の極性": blocked[:, None],
         "& で結合する": keep_pads | to_sdpa_mask(causal_mask(4)),
         "因果の部分が抜けている": keep_pads.expand(2, 1, 4, 4),

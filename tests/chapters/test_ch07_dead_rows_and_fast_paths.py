@@ -279,13 +279,13 @@ def test_the_japanese_edition_names_the_paths_in_japanese():
         assert fast_run(MHA, "left", "eval + no_grad", True).ran == "高速パス：ネイティブ MHA"   # cached, still ja
         assert ch07.label("slow path") == "低速パス" and ch07.label("training") == "学習モード"
         view = fast_paths_view()
-        assert view.summary == ("MHA, need_weights=False、評価モード + no_grad、bool マスク、左パディング + 因果："
+        assert view.summary == ("MHA (need_weights=False)、評価モード + no_grad、bool マスク、左パディング + 因果："
                                 "見えるキーのない行 [0, 1] → NaN（高速パス：ネイティブ MHA）")
-        assert view.panels[0].title == ("MHA, need_weights=False\n"
+        assert view.panels[0].title == ("MHA (need_weights=False)\n"
                                         "評価モード + no_grad、bool マスク、左パディング + 因果\n"
                                         "高速パス：ネイティブ MHA")
         assert fast_paths_view(MANUAL_MIN, "left", "eval + no_grad", True).summary.startswith(
-            "手書き：finfo.min で埋めて softmax、")
+            "手書き：finfo.min で埋めてソフトマックス、")
         right = fast_paths_view(ENCODER, "right", "eval, grad on", False)
         assert right.summary.endswith("見えるキーのない行はない。パッド行 [3, 4] → 普通の値（高速パスなし）")
         box = ch07.fast_paths_explorer()
@@ -370,3 +370,31 @@ def test_every_japanese_view_needs_the_same_glyphs():
             text = "".join("".join(p.rows) + "".join(p.cols) + p.title for p in view.panels) + view.caption
             sets.add(frozenset(c for c in text if cjk_font._is_cjk(c)))
     assert len(sets) == 1
+
+
+def test_padded_pads_by_display_width():
+    """A Japanese character takes 2 columns, so the table's next column lines up in both editions; ASCII text is
+    padded exactly as f"{text:Ns}" pads it (the English table stays byte-identical)."""
+    assert ch07.width("slow path") == 9 and ch07.width("低速パス") == 8 and ch07.width("MHA、学習モード") == 15
+    assert ch07.width("（０）") == 6 and ch07.width("") == 0                      # full-width (F) counts 2 too
+    for text in ("slow path", "function", "MHA, eval + no_grad, float masks (finfo.min)", ""):
+        assert ch07.padded(text, 45) == f"{text:45s}"
+    assert ch07.padded("低速パス", 10) == "低速パス  " and ch07.padded("関数", 10) == "関数" + " " * 6
+    assert ch07.padded("高速パス：融合エンコーダ層", 10) == "高速パス：融合エンコーダ層"   # wider: unchanged
+    rows = [ch07.padded(t, 12) + "|" for t in ("低速パス", "fast path", "関数")]
+    assert {ch07.width(r) for r in rows} == {13}                                  # the "|" column lines up
+    with pytest.raises(ValueError, match="columns must be"):
+        ch07.padded("x", -1)
+    with pytest.raises(TypeError, match="text must be a string"):
+        ch07.width(3)
+
+
+def test_the_table_rows_and_path_names_are_japanese_words_in_the_japanese_edition():
+    with speaking("ja"):
+        assert ch07.label("MHA, eval + no_grad") == "MHA、評価モード + no_grad"
+        assert ch07.label("manual masked_fill(-inf) + softmax") == "手書きの masked_fill(-inf) + ソフトマックス"
+        assert ch07.label("F.scaled_dot_product_attention") == "F.scaled_dot_product_attention"
+        for english, japanese in ch07.LABELS_JA.items():
+            assert ", " not in japanese or english == japanese, japanese   # no ASCII comma between Japanese words
+            assert "softmax" not in japanese.replace("masked_fill", ""), japanese   # ソフトマックス in Japanese
+    assert ch07.label("MHA, eval + no_grad") == "MHA, eval + no_grad"
