@@ -7,6 +7,7 @@ from helpers.chapters import ch01_the_pad_question as ch01
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
 from helpers.language import speaking
+from tests.chapters import japanese_hint
 
 
 def test_pad_cells_view_counts():
@@ -90,13 +91,6 @@ def test_pad_cells_view_speaks_japanese_in_the_japanese_edition():
     assert ch01.pad_cells_view().summary == english and english.startswith("2 pad(s): 10 cells set to -1e9")
 
 
-def _japanese_hint(check, answer, *data) -> str:
-    """The hint a Japanese learner reads for `answer`; it is the Mistake's Japanese text, and Japanese."""
-    with speaking("ja"), pytest.raises(Mistake) as raised:
-        check(answer, *data)
-    assert str(raised.value) == raised.value.ja != raised.value.en
-    return str(raised.value)
-
 
 def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     wrong_1 = {
@@ -106,11 +100,11 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "2 つ目の文も確かめること": (torch.tensor([[2, 3, 4, 1, 1]] * 2) != 1).unsqueeze(1),
     }
     for hint, answer in wrong_1.items():
-        assert hint in _japanese_hint(ch01.check_1, answer, IDS)
+        assert hint in japanese_hint(ch01.check_1, answer, IDS)
     wrong_2 = {"2 つの数の組で答えること": 25, "入れ替わっている": (12, 25), "パッドのトークンの数": (5, 12),
                "すべてのパッド列のセルを数える": (10, 12), "パッド行 × 実トークンの列": (25, 6)}
     for hint, answer in wrong_2.items():
-        assert hint in _japanese_hint(ch01.check_2, answer, IDS)
+        assert hint in japanese_hint(ch01.check_2, answer, IDS)
     ids = IDS[:1]
     scores = torch.randn(1, 5, 5, generator=torch.Generator().manual_seed(0))
     real = ids != 1
@@ -123,4 +117,4 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "元のスコアを保つこと": scores.masked_fill(~both, -1e9).masked_fill(both, 0.0),
     }
     for hint, answer in wrong_3.items():
-        assert hint in _japanese_hint(ch01.check_3, answer, scores, ids)
+        assert hint in japanese_hint(ch01.check_3, answer, scores, ids)

@@ -10,6 +10,7 @@ from helpers import toy
 from helpers.chapters import ch02_softmax_on_masked_rows as ch02
 from helpers.exercises import Mistake
 from helpers.language import speaking
+from tests.chapters import japanese_hint
 
 
 def test_softmax_view_book_settings():
@@ -169,13 +170,6 @@ def test_softmax_view_speaks_japanese_in_the_japanese_edition():
     assert ch02.softmax_view().summary == english and english.startswith("float32, fill -1e9, 2 pad(s)")
 
 
-def _japanese_hint(check, answer, *data) -> str:
-    """The hint a Japanese learner reads for `answer`; it is the Mistake's Japanese text, and Japanese."""
-    with speaking("ja"), pytest.raises(Mistake) as raised:
-        check(answer, *data)
-    assert str(raised.value) == raised.value.ja != raised.value.en
-    return str(raised.value)
-
 
 def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     wrong_1 = {
@@ -194,11 +188,11 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "ソフトマックスの重みではない": lambda row: torch.ones_like(row) / row.numel(),
     }
     for hint, answer in wrong_1.items():
-        assert re.search(hint, _japanese_hint(ch02.check_1, answer, ROW)), hint
+        assert re.search(hint, japanese_hint(ch02.check_1, answer, ROW)), hint
     tokens = toy.tokens(n_pads=3)
     for hint, answer in {"数を 1 つ": "0.2", "すべて 0 になることはない": 0, "単語のセルだけで": 0.5,
                          "パッドのキーだけで": 1 / 3, "-inf だけの行": float("nan"), "定数の行": 0.25}.items():
-        assert hint in _japanese_hint(ch02.check_2, answer, tokens)
+        assert hint in japanese_hint(ch02.check_2, answer, tokens)
     ids, _, q, k, _ = toy.qkv(toy.tokens(n_pads=2))
     row, key_is_pad = (q @ k.transpose(-2, -1) / 2)[0, 0], (ids == toy.PAD_ID)[0]
     wrong_3 = {"埋め値そのもの": "min", "NaN は埋め値にならない": float("nan"),
@@ -206,7 +200,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
                "完全にマスクされた行が NaN": float("-inf"), "確認問題の行で、マスクしたキーに重みが残った": -5.0,
                "-20000 前後の行": -100.0, "-60000 前後": -3e4, "-65472 の行": -65000.0}
     for hint, answer in wrong_3.items():
-        assert hint in _japanese_hint(ch02.check_3, answer, row, key_is_pad)
+        assert hint in japanese_hint(ch02.check_3, answer, row, key_is_pad)
 
 
 def test_the_hints_kept_in_tables_follow_the_style_guide():

@@ -7,6 +7,7 @@ from helpers import toy
 from helpers.chapters import ch03_does_the_pad_row_matter as ch03
 from helpers.exercises import Mistake
 from helpers.language import speaking
+from tests.chapters import japanese_hint
 
 TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]
 
@@ -168,13 +169,6 @@ def test_pad_rows_view_speaks_japanese_in_the_japanese_edition():
     assert ch03.pad_rows_view().summary == english and english.startswith("policy leave, junk random x1000")
 
 
-def _japanese_hint(check, answer, *data) -> str:
-    """The hint a Japanese learner reads for `answer`; it is the Mistake's Japanese text, and Japanese."""
-    with speaking("ja"), pytest.raises(Mistake) as raised:
-        check(answer, *data)
-    assert str(raised.value) == raised.value.ja != raised.value.en
-    return str(raised.value)
-
 
 def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     x, W1, W2, pad = _chapter_data()
@@ -193,7 +187,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "パッド行が、パッド行をゼロにしたとき": ch03.attention_layer(zeroed, W2, pad, "uniform")[0],
     }
     for hint, answer in wrong_1.items():
-        assert hint in _japanese_hint(ch03.check_1, answer, h1, W2, pad)
+        assert hint in japanese_hint(ch03.check_1, answer, h1, W2, pad)
     wrong_2 = {
         "関数で答えること": masked_max(torch.zeros(1, 2, 3), torch.zeros(1, 2, dtype=torch.bool)),
         "すべての位置にわたる最大値": lambda h, pad: h.max(1).values,
@@ -205,7 +199,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "2 つ目の文を確かめる": lambda h, pad: (h * ~pad.unsqueeze(-1)).sum(1) / (~pad).sum(1, keepdim=True),
     }
     for hint, answer in wrong_2.items():
-        assert hint in _japanese_hint(ch03.check_2, answer)
+        assert hint in japanese_hint(ch03.check_2, answer)
     W_head = torch.randn(4, 3, generator=torch.Generator().manual_seed(5))
     label, targets = torch.tensor([1]), torch.tensor([[0, 2, 1, -100, -100]])
     x_junk = torch.where(pad.unsqueeze(-1), torch.randn(1, 5, 4, generator=torch.Generator().manual_seed(1)) * 100, x)
@@ -220,7 +214,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "（ほかにも見直すべき文字が 2 個ある）": set(),
     }
     for hint, answer in wrong_3.items():
-        assert hint in _japanese_hint(ch03.check_3, answer, *data)
+        assert hint in japanese_hint(ch03.check_3, answer, *data)
 
 
 def test_the_hints_kept_in_a_table_follow_the_style_guide():

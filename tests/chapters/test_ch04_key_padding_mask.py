@@ -8,6 +8,7 @@ from helpers.chapters import ch04_key_padding_mask as ch04
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
 from helpers.language import speaking
+from tests.chapters import japanese_hint
 
 
 def test_kpm_batch_is_the_write_ups_data():
@@ -129,13 +130,6 @@ def test_kpm_view_speaks_japanese_in_the_japanese_edition():
     assert ch04.kpm_view().summary == english and english.startswith("seed 0 (w_q·w_k = +0.909: a positive query")
 
 
-def _japanese_hint(check, answer, *data) -> str:
-    """The hint a Japanese learner reads for `answer`; it is the Mistake's Japanese text, and Japanese."""
-    with speaking("ja"), pytest.raises(Mistake) as raised:
-        check(answer, *data)
-    assert str(raised.value) == raised.value.ja != raised.value.en
-    return str(raised.value)
-
 
 def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     ids = torch.tensor([[3, 1, 4, 0, 0], [1, 5, 9, 2, 6], [5, 3, 0, 0, 0]])
@@ -148,17 +142,17 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "見えるままのパッドがある": torch.zeros(3, 5, dtype=torch.bool),
     }
     for hint, answer in wrong_1.items():
-        assert hint in _japanese_hint(ch04.check_1, answer, ids)
+        assert hint in japanese_hint(ch04.check_1, answer, ids)
     mha, data = _chapter_module(), ch04.kpm_batch(1000)
     kpm = (data == 1000)[:, :, 0]
     wrong_2 = {"0 から 4 までの int": 0.0, "受け取った値は 5": 5, "キー 3 はサンプル 1 のパッドのキー": 3,
                "パッドが -500 なので": 2, "ステップ 7 から推論すること": 1}
     for hint, answer in wrong_2.items():
-        assert hint in _japanese_hint(ch04.check_2, answer, mha, data, kpm)
+        assert hint in japanese_hint(ch04.check_2, answer, mha, data, kpm)
     weights = torch.softmax(torch.randn(3, 2, 5, 5, generator=torch.Generator().manual_seed(0)), dim=-1)
     wrong_3 = {"形状 (N, L, S) = (3, 5, 5) のテンソル": weights.mean(dim=1).tolist(),
                "クエリかキーについて平均": weights.mean(dim=2), "1 つのヘッドの表": weights[:, 0],
                "ヘッドについての和": weights.sum(dim=1), "(3, 2, 5, 5) になっている": weights,
                "等しい割合で": weights.amax(dim=1)}
     for hint, answer in wrong_3.items():
-        assert hint in _japanese_hint(ch04.check_3, answer, weights)
+        assert hint in japanese_hint(ch04.check_3, answer, weights)

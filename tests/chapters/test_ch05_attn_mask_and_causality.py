@@ -8,6 +8,7 @@ from helpers.chapters import ch05_attn_mask_and_causality as ch05
 from helpers.exercises import Mistake
 from helpers.language import speaking
 from helpers.masks import causal_mask, key_padding_mask
+from tests.chapters import japanese_hint
 
 
 @pytest.mark.parametrize(
@@ -137,13 +138,6 @@ def test_causal_view_speaks_japanese_in_the_japanese_edition():
     assert ch05.causal_view().summary == english and english.startswith("right-padded, causal + key padding:")
 
 
-def _japanese_hint(check, answer, *data) -> str:
-    """The hint a Japanese learner reads for `answer`; it is the Mistake's Japanese text, and Japanese."""
-    with speaking("ja"), pytest.raises(Mistake) as raised:
-        check(answer, *data)
-    assert str(raised.value) == raised.value.ja != raised.value.en
-    return str(raised.value)
-
 
 def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     mha, x = _all_ones_module(), torch.ones(1, 5, 1)
@@ -159,14 +153,14 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "狭すぎる": ~torch.eye(5, dtype=torch.bool),
     }
     for hint, answer in wrong_1.items():
-        assert hint in _japanese_hint(ch05.check_1, answer, mha, x)
+        assert hint in japanese_hint(ch05.check_1, answer, mha, x)
     batch = torch.ones(2, 5, 1)
     wrong_2 = {"5 個の数のリストで答えること": "0.5 0.5 0 0 0", "2 個になっている": [0.5, 0.5],
                "和は 1 である": [1, 1, 0, 0, 0], "両方のマスクを無視": [0.2] * 5,
                "サンプル 1 のどのキーがパッドかを確かめ直すこと": [1 / 3, 1 / 3, 1 / 3, 0, 0],
                "クエリ 4 はどのキーを見てよいか？": [1, 0, 0, 0, 0]}
     for hint, answer in wrong_2.items():
-        assert hint in _japanese_hint(ch05.check_2, answer, mha, batch)
+        assert hint in japanese_hint(ch05.check_2, answer, mha, batch)
     N, H, S = 2, 3, 6
     torch.manual_seed(0)
     mha6 = torch.nn.MultiheadAttention(embed_dim=6, num_heads=H, batch_first=True)
@@ -180,4 +174,4 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
                "ヘッド優先の順序": per_item.repeat(H, 1, 1),
                "どのヘッド h についても": per_item.unsqueeze(0).expand(H, N, S, S).reshape(N * H, S, S).flip(0)}
     for hint, answer in wrong_3.items():
-        assert hint in _japanese_hint(ch05.check_3, answer, per_item, mha6, seq, reference)
+        assert hint in japanese_hint(ch05.check_3, answer, per_item, mha6, seq, reference)
