@@ -96,9 +96,9 @@ def badge_source(notebook: str) -> str:
     return f"{colab}({colab_url(notebook)}) {binder}({binder_url(notebook)})"
 
 
-def edition_of(notebook: str) -> str:
-    """ "ja" for a chapter of the Japanese edition (notebooks/ja/...), else "en"."""
-    return "ja" if notebook.startswith("notebooks/ja/") else "en"
+def edition_of(notebook: str | Path) -> str:
+    """ "ja" for a chapter of the Japanese edition (a notebook in notebooks/ja/), else "en"."""
+    return "ja" if Path(notebook).parent.name == "ja" else "en"
 
 
 SETUP_COMMENT = {

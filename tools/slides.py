@@ -44,6 +44,7 @@ from nbconvert import SlidesExporter
 from traitlets.config import Config
 
 from helpers import chapters, cjk_font, static_explorer
+from tools import links
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG_CODE = 15          # lines; longer code cells show their output only
@@ -244,8 +245,8 @@ def font_css(body: str) -> str:
 
 
 def edition(path: Path) -> str:
-    """ "ja" for a notebook of the Japanese edition (notebooks/ja/), else "en"."""
-    return "ja" if path.resolve().parent.name == "ja" else "en"
+    """ "ja" for a notebook of the Japanese edition (notebooks/ja/), else "en" (tools/links.py's rule)."""
+    return links.edition_of(path.resolve())
 
 
 def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
