@@ -403,9 +403,9 @@ def page(title: str, payloads: Sequence[Payload]) -> str:
             f"</section>")
     # The web font of the series' CJK characters and any in the labels and views (on machines without
     # Japanese fonts the dropdowns' 犬 猫 鳥 are boxes otherwise), loaded with the page.
+    # (The sections' own text, titles and notes, counts too; their packed data is ASCII.)
     text = "".join(label for p in payloads for a in p.axes for label in (*a.labels, a.description)) + "".join(
-        piece for p in payloads for piece in p.pieces) + title + loading_text() + "".join(
-        p.title + note(p.axes, n_settings(p.axes)) for p in payloads)
+        piece for p in payloads for piece in p.pieces) + title + "".join(sections)
     font = cjk_font.css(text)
     chars = font.split(" cut to ", 1)[1].split(" */", 1)[0]
     return (f"<!DOCTYPE html>\n<html lang=\"{language.current()}\"><head><meta charset=\"utf-8\">"

@@ -479,7 +479,7 @@ def explorers_key() -> str:
     for path in sorted((ROOT / "helpers").rglob("*")):
         if path.suffix in (".py", ".woff") and "__pycache__" not in path.parts:
             digest.update(path.relative_to(ROOT).as_posix().encode() + path.read_bytes())
-    for path in sorted(EDITIONS["en"].glob("[0-9][0-9]_*.ipynb")) + sorted(EDITIONS["ja"].glob("[0-9][0-9]_*.ipynb")):
+    for path in (path for folder in EDITIONS.values() for path in sorted(folder.glob("[0-9][0-9]_*.ipynb"))):
         digest.update(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"].__repr__().encode())
     return digest.hexdigest()
 
