@@ -63,14 +63,16 @@ def keep_mask(value: object, name: str) -> torch.Tensor:
     tensor(value, name)
     if value.dtype == torch.bool:
         raise TypeError(f"{name} must hold integers 0/1 (Hugging Face: 1 = real token, 0 = pad), got a bool tensor: "
-                        "a bool mask is True = masked in this series; pass (~mask).long() for such a mask, or "
-                        "mask.long() if True really means a real token")
+                        "a bool mask is probably already a padding mask (True = pad, this series' convention): use "
+                        "it as it is where a padding mask is wanted, pass (~mask).long() here, or mask.long() if "
+                        "True really means a real token")
     if value.dtype.is_floating_point or value.dtype.is_complex:
         raise TypeError(f"{name} must hold integers 0/1 (1 = real token), got dtype {value.dtype}")
     if value.dim() < 1:
         raise ValueError(f"{name} must have a length dimension (..., L), got a 0-d tensor")
     if value.dtype != torch.bool and not ((value == 0) | (value == 1)).all():
-        raise ValueError(f"{name} must hold only 0 (pad) and 1 (real token), got values {value.unique().tolist()}")
+        raise ValueError(f"{name} must hold only 0 (pad) and 1 (keep: a real token), "
+                         f"got values {value.unique().tolist()}")
     return value
 
 

@@ -20,14 +20,48 @@ from helpers import arguments
 Fill = float | int | str
 
 
-def key_padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None = None) -> torch.Tensor:
+PADDING_SIDES = ("right", "left")
+
+
+def key_padding_mask(lengths: Sequence[int] | torch.Tensor, max_len: int | None = None, *,
+                     side: str = "right") -> torch.Tensor:
     """Bool (N, S) mask, True at padding positions, from the real lengths of N sequences.
 
     lengths: a list of ints (numpy or 0-d torch integers too) or a 1-D integer tensor; S = max_len or max(lengths).
+    side: where the pads go, "right" (after the tokens, as in training) or "left" (before them, as in batched
+    generation).
     """
     lengths, max_len = _checked_lengths(lengths, max_len)
-    positions = torch.arange(max_len)                             # (S,)
-    return positions[None, :] >= torch.tensor(lengths)[:, None]  # (N, S): position >= length is padding
+    side = padding_side(side)
+    position = torch.arange(max_len)[None, :]                      # (1, S)
+    n = torch.tensor(lengths)[:, None]                             # (N, 1)
+    return position >= n if side == "right" else position < max_len - n   # (N, S)
+
+
+def left_pad(batch: torch.Tensor, lengths: Sequence[int] | torch.Tensor) -> torch.Tensor:
+    """The same items left-padded: a right-padded batch (N, S, ...) with each row rotated right by its pad count.
+
+    Item i's real tokens (its first lengths[i] positions) move to the end of its row, in order, and its pads to
+    the front: left_pad(x, lengths)[~key_padding_mask(lengths, S, side="left")] equals
+    x[~key_padding_mask(lengths, S)]. Works for ids (N, S), masks (N, S) and embeddings (N, S, E) alike.
+    """
+    arguments.tensor(batch, "batch")
+    if batch.dim() < 2:
+        raise ValueError(f"batch must have shape (N, S, ...), got {tuple(batch.shape)}")
+    N, S = batch.shape[:2]
+    lengths, _ = _checked_lengths(lengths, S)
+    if len(lengths) != N:
+        raise ValueError(f"lengths must give one length per item of batch (N = {N}), got {len(lengths)}")
+    shift = torch.tensor([S - n for n in lengths], device=batch.device)[:, None]        # (N, 1): pads per item
+    source = (torch.arange(S, device=batch.device)[None, :] - shift) % S               # (N, S): read from here
+    return batch.gather(1, source.view(N, S, *[1] * (batch.dim() - 2)).expand(batch.shape))
+
+
+def padding_side(side: object) -> str:
+    """side, which must be "right" or "left"."""
+    if not isinstance(side, str) or side not in PADDING_SIDES:
+        raise ValueError(f"side must be 'right' (pads last) or 'left' (pads first), got {side!r}")
+    return side  # type: ignore[return-value]
 
 
 def _checked_lengths(lengths: object, max_len: object) -> tuple[list[int], int]:
@@ -74,20 +108,10 @@ def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
 
 def from_hf_attention_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     """Hugging Face's attention_mask (N, S) of integers, 1 = keep, 0 = pad -> bool key_padding_mask (True = pad)."""
-    if not isinstance(attention_mask, torch.Tensor):
-        raise TypeError(f"attention_mask must be a torch.Tensor, got {type(attention_mask).__name__}")
-    if attention_mask.dtype == torch.bool:
-        raise TypeError("attention_mask must hold integers 0/1 (Hugging Face: 1 = real token, 0 = pad), got a bool "
-                        "tensor: a bool mask is probably already a padding mask (True = pad); use it as it is, or "
-                        "pass attention_mask.long() if it really is True = real token")
-    if attention_mask.dtype.is_floating_point or attention_mask.dtype.is_complex:
-        raise TypeError(f"attention_mask must hold integers 0/1, got dtype {attention_mask.dtype}")
-    if attention_mask.dim() != 2:
-        raise ValueError(f"attention_mask must have shape (N, S), got {tuple(attention_mask.shape)}")
-    if not torch.isin(attention_mask, torch.tensor([0, 1], dtype=attention_mask.dtype)).all():
-        raise ValueError("attention_mask must hold only 0 (pad) and 1 (keep), "
-                         f"got values {attention_mask.unique().tolist()}")
-    return attention_mask == 0
+    keep = arguments.keep_mask(attention_mask, "attention_mask")
+    if keep.dim() != 2:
+        raise ValueError(f"attention_mask must have shape (N, S), got {tuple(keep.shape)}")
+    return keep == 0
 
 
 def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:

@@ -76,7 +76,7 @@ def test_from_hf_attention_mask_wants_n_by_s(shape):
 
 
 def test_from_hf_attention_mask_wants_zeros_and_ones():
-    with pytest.raises(ValueError, match=r"only 0 \(pad\) and 1 \(keep\), got values \[-1, 1\]"):
+    with pytest.raises(ValueError, match=r"only 0 \(pad\) and 1 \(keep: a real token\), got values \[-1, 1\]"):
         from_hf_attention_mask(torch.tensor([[1, -1]]))
 
 
@@ -178,11 +178,11 @@ def test_encoder_decoder_modules_are_pointed_to_the_adapter_pattern(make):
 # --- the third edition's classes: silently wrong, errors on valid input, misleading verdicts, unclear errors ---
 
 @pytest.mark.parametrize(("mask", "error", "match"), [
-    (torch.tensor([[1, 2, 0]]), ValueError, r"only 0 \(pad\) and 1 \(real token\), got values \[0, 1, 2\]"),
+    (torch.tensor([[1, 2, 0]]), ValueError, r"only 0 \(pad\) and 1 \(keep: a real token\), got values \[0, 1, 2\]"),
     (torch.tensor([[1, -1]]), ValueError, "only 0 .pad. and 1"),
     (torch.tensor([[1.0, 0.0]]), TypeError, r"attention_mask must hold integers 0/1 \(1 = real token\)"),
     (torch.tensor([[math.nan]]), TypeError, "must hold integers 0/1"),
-    (torch.tensor([[True, False]]), TypeError, r"got a bool tensor: a bool mask is True = masked.*\(~mask\).long\(\)"),
+    (torch.tensor([[True, False]]), TypeError, r"got a bool tensor: a bool mask is probably already a padding mask \(True = pad.*\(~mask\).long\(\)"),
     (torch.tensor(1), ValueError, "must have a length dimension"),
     ([[1, 1, 0]], TypeError, r"attention_mask must be a torch.Tensor, got list \(torch.tensor"),
 ])

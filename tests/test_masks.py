@@ -107,3 +107,29 @@ def test_to_additive_masks_default_fill_leaves_room_in_float16():
     dead = torch.ones(1, 3, dtype=torch.bool)                   # no visible key: added, -1e4 hides nothing
     assert torch.equal(torch.softmax(scores.half() + to_additive_mask(dead, torch.float16), -1).argmax(-1),
                        torch.softmax(scores, -1).argmax(-1))
+
+
+# --- one left-padding primitive ---
+
+def test_key_padding_mask_pads_either_side():
+    from helpers.masks import key_padding_mask
+    assert key_padding_mask([1, 3], 3, side="left").tolist() == [[True, True, False], [False, False, False]]
+    assert key_padding_mask([1, 3], 3).tolist() == [[False, True, True], [False, False, False]]
+    with pytest.raises(ValueError, match=r"side must be 'right' \(pads last\) or 'left' \(pads first\), got 'top'"):
+        key_padding_mask([1], 2, side="top")
+
+
+def test_left_pad_moves_each_items_real_tokens_to_the_end_in_order():
+    from helpers.masks import key_padding_mask, left_pad
+    lengths = [1, 3, 2]
+    x = torch.arange(3 * 4 * 2).view(3, 4, 2)
+    left = left_pad(x, lengths)
+    assert torch.equal(left[~key_padding_mask(lengths, 4, side="left")], x[~key_padding_mask(lengths, 4)])
+    assert torch.equal(left_pad(key_padding_mask(lengths, 4), lengths), key_padding_mask(lengths, 4, side="left"))
+    assert left_pad(torch.tensor([[5, 6, 0]]), [2]).tolist() == [[0, 5, 6]]
+    with pytest.raises(ValueError, match=r"one length per item of batch \(N = 3\), got 2"):
+        left_pad(x, [1, 2])
+    with pytest.raises(ValueError, match="lengths must be <= max_len=4"):
+        left_pad(x, [1, 2, 5])
+    with pytest.raises(TypeError, match="batch must be a torch.Tensor"):
+        left_pad([[1, 0]], [1])
