@@ -132,7 +132,7 @@ def test_failing_report_describes_the_first_failure():
 def test_nan_is_reported_as_returned_nan_not_as_a_difference():
     report = check_no_future_leak(nan_everywhere, embed_dim=E)
     assert not report.passed and math.isnan(report.worst_diff)
-    assert report.first_failure == ("trial 0: lengths [4, 2, 1] padded to 4: in the unedited batch, "
+    assert report.first_failure == ("trial 0: lengths [2, 1, 2] padded to 2: in the unedited batch, "
                                     "attn returned NaN at item 0's real position 0")
     assert str(report).startswith("no future leak: FAILED (20 trials, atol=1e-05, attn returned NaN or inf)")
     def inf_when_large(x, kpm, am):   # inf everywhere once any input (the pads' junk too) is large
@@ -171,8 +171,9 @@ def test_trials_are_seeded():
 
 def test_default_atol_is_documented_value():
     assert ATOL == 1e-5
-    report = check_padding_invariance(steps, embed_dim=E, atol=0.0)  # attention_steps is exact
+    report = check_padding_invariance(steps, embed_dim=E, atol=0.0, max_len=7)  # exact up to 7 tokens
     assert report.passed and report.worst_diff == 0.0
+    assert check_padding_invariance(steps, embed_dim=E, atol=0.0).passed   # to 16: only rtol's rounding
 
 
 def test_dropout_in_training_mode_is_refused():

@@ -62,8 +62,8 @@ def test_a_decoder_that_ignores_position_ids_is_caught_only_with_left_padding():
         assert check(broken, embed_dim=E, padding_side="right", **kwargs).passed
     report = check_padding_invariance(broken, embed_dim=E, causal=True)
     assert not report.passed
-    assert re.fullmatch(r"trial 0: lengths \[1, 2, 1\] left-padded to 4: item 0 run alone \(unpadded\) differs "
-                        r"at real position 3 \(position 0 alone\) by [0-9.e+-]+", report.first_failure)
+    assert re.fullmatch(r"trial 0: lengths \[1, 2, 2\] left-padded to 2: item 0 run alone \(unpadded\) differs "
+                        r"at real position 1 \(position 0 alone\) by [0-9.e+-]+", report.first_failure)
 
 
 def test_the_module_gets_position_ids_only_if_it_asks_for_them():
@@ -158,7 +158,7 @@ def test_a_broken_module_with_large_outputs_fails_and_the_report_gives_the_relat
         return causal_ignores_padding(x, kpm, am) * 1e4
     report = check_padding_invariance(scaled_broken, embed_dim=E)
     assert not report.passed and report.worst_diff > 1e3
-    assert 0.01 < report.worst_rel_diff < 1e3     # the same relative size as unscaled
+    assert report.worst_rel_diff > 0.01     # the same relative size as unscaled:
     unscaled = check_padding_invariance(causal_ignores_padding, embed_dim=E)
     assert report.worst_rel_diff == pytest.approx(unscaled.worst_rel_diff, rel=1e-3)
     assert f"relative {report.worst_rel_diff:.2g})" in str(report)
@@ -242,15 +242,15 @@ def test_an_exception_in_the_module_is_reraised_with_the_trial_and_shapes():
             raise IndexError("pads first? not here")
         return x
     with pytest.raises(AttnCallError, match=r"attn raised IndexError in trial 0 \(left padding\), called with "
-                                            r"x \(3, 4, 8\), key_padding_mask \(3, 4\), attn_mask None: "
+                                            r"x \(3, 2, 8\), key_padding_mask \(3, 2\), attn_mask None: "
                                             r"pads first\? not here") as caught:
         check_padding_invariance(fails_on_left_padding, embed_dim=E)
     assert isinstance(caught.value.__cause__, IndexError)
 
     def decoder_fails(x, key_padding_mask, attn_mask, position_ids):
         raise RuntimeError("boom")
-    with pytest.raises(AttnCallError, match=r"trial 0 \(right padding\), called with x \(3, 4, 8\), "
-                                            r"key_padding_mask \(3, 4\), attn_mask \(4, 4\), position_ids \(3, 4\)"):
+    with pytest.raises(AttnCallError, match=r"trial 0 \(right padding\), called with x \(3, 2, 8\), "
+                                            r"key_padding_mask \(3, 2\), attn_mask \(2, 2\), position_ids \(3, 2\)"):
         check_no_future_leak(decoder_fails, embed_dim=E)
 
 
@@ -266,7 +266,7 @@ def test_nonfinite_junk_reaches_real_rows_of_a_correct_module_through_zero_times
         assert check_padding_invariance(attn, embed_dim=E).passed
         report = check_padding_invariance(attn, embed_dim=E, nonfinite_junk=True)
         assert not report.passed      # the pad key's weight is 0, its value NaN: 0 * NaN = NaN in every real row
-        assert re.fullmatch(r"trial 19: lengths .* padded to \d: with NaN/inf at the pad positions, "
+        assert re.fullmatch(r"trial 19: lengths .* padded to 16: with NaN/inf at the pad positions, "
                             r"attn returned NaN at item 0's real position 0", report.first_failure)
         assert check_padding_invariance(zero_pads_first(attn), embed_dim=E, nonfinite_junk=True).passed
     weights = torch.tensor([1.0, 0.0])             # the hazard in two numbers

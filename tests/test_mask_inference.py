@@ -55,8 +55,10 @@ def test_infer_mask_recovers_what_mha_is_given(mha):
 def test_a_correct_module_passes_and_a_missing_causal_mask_leaks(mha):
     assert check_mask_pattern(mha, "bidirectional").passed
     assert check_mask_pattern(mha, "causal", attn_mask=causal_mask(L)).passed
-    report = check_mask_pattern(mha, "causal")
-    assert not report.passed and len(report.leaks) == L * (L - 1) // 2 and not report.over_masked
+    report = check_mask_pattern(mha, "causal")   # length 16 by default: every one of its 120 future pairs leaks
+    assert report.check == "mask pattern (causal, length 16)"
+    assert not report.passed and len(report.leaks) == 16 * 15 // 2 and not report.over_masked
+    assert "120 leak(s)" in str(report) and ", ... (112 more)" in str(report)
     assert (0, 1) in report.leaks and "leak(s), depends where it must not (query, key): (0, 1)" in str(report)
     with pytest.raises(MaskCheckError, match="mask pattern"):
         check_mask_pattern(mha, "causal", raise_on_fail=True)
@@ -64,15 +66,15 @@ def test_a_correct_module_passes_and_a_missing_causal_mask_leaks(mha):
 
 def test_a_token_that_cannot_see_itself_is_over_masking():
     """SDPA with ~triu(diagonal=0): strictly earlier keys only. The padding checks pass it; this one does not."""
-    strict = Sdpa(~torch.ones(L, L, dtype=torch.bool).triu(0))
+    strict = Sdpa(~torch.ones(16, 16, dtype=torch.bool).triu(0))   # up to the checks' 16 tokens
     assert check_no_future_leak(strict, embed_dim=E).passed
     assert check_padding_invariance(strict, embed_dim=E, causal=True).passed
-    report = check_mask_pattern(strict, "causal", embed_dim=E)
+    report = check_mask_pattern(strict, "causal", embed_dim=E, length=L)
     assert not report.passed and not report.leaks
     # query 0 sees no key (SDPA gives 0) and query 1 only key 0 (weight 1): neither moves with its own input.
     # Later queries do, through the query itself (infer_mask's limits), so those diagonals look allowed.
     assert report.over_masked == ((0, 0), (1, 1)), report
-    assert check_mask_pattern(Sdpa(~causal_mask(L)), "causal", embed_dim=E).passed
+    assert check_mask_pattern(Sdpa(~causal_mask(16)), "causal", embed_dim=E, length=L).passed
 
 
 def test_an_off_by_one_window_is_caught_both_ways(mha):
@@ -119,9 +121,9 @@ def test_hugging_face_bert_as_decoder_is_not_bidirectional():
 
     decoder = bert(is_decoder=True)
     assert check_padding_invariance(decoder, embed_dim=E, padding_side="right").passed
-    report = check_mask_pattern(decoder, "bidirectional", embed_dim=E)
+    report = check_mask_pattern(decoder, "bidirectional", embed_dim=E, length=L)
     assert not report.passed and set(report.over_masked) == {(i, j) for i in range(L) for j in range(i + 1, L)}
-    assert check_mask_pattern(bert(is_decoder=False), "bidirectional", embed_dim=E).passed
+    assert check_mask_pattern(bert(is_decoder=False), "bidirectional", embed_dim=E).passed   # length 16
 
 
 def test_hugging_face_mistral_loses_its_window_with_a_hand_made_4d_mask():
@@ -139,8 +141,8 @@ def test_hugging_face_mistral_loses_its_window_with_a_hand_made_4d_mask():
         may = ~(kpm[:, None, None, :] | causal_mask(x.shape[1]))
         return model(inputs_embeds=x, attention_mask=may, position_ids=position_ids).last_hidden_state
 
-    assert check_mask_pattern(two_d, "sliding_window", window=3, embed_dim=E).passed
-    lost = check_mask_pattern(four_d, "sliding_window", window=3, embed_dim=E)
+    assert check_mask_pattern(two_d, "sliding_window", window=3, embed_dim=E).passed   # length 16
+    lost = check_mask_pattern(four_d, "sliding_window", window=3, embed_dim=E, length=L)
     assert not lost.passed and set(lost.leaks) == {(i, j) for i in range(L) for j in range(i - 2)}
     assert check_mask_pattern(four_d, "causal", embed_dim=E).passed   # the 4-D mask is applied exactly as given
 
@@ -180,7 +182,7 @@ def test_expected_mask_names_and_polarity():
     (lambda m: infer_mask(m, 1), ValueError, "length must be an int >= 2"),
     (lambda m: infer_mask(m, 8.0), TypeError, "length must be an int, got float"),
     (lambda m: infer_mask(m, L, attn_mask=causal_mask(16)), ValueError, "for 16 tokens pass length=16"),
-    (lambda m: check_mask_pattern(m, "sliding_window", window=8), ValueError,
+    (lambda m: check_mask_pattern(m, "sliding_window", window=8, length=8), ValueError,
      "window=8 must be smaller than length=8: .* pass length=12 or more"),
     (lambda m: check_mask_pattern(m, lambda b, h, q, kv: (q >= kv).int()), TypeError,
      r"a mask_mod must return a bool tensor \(True = allowed\), got dtype torch.int32"),
@@ -208,7 +210,7 @@ def test_bad_input_is_refused_by_name(mha, call, error, match):
 def test_the_report_draws_expected_and_inferred(mha):
     import matplotlib.pyplot as plt
 
-    figure = check_mask_pattern(mha, "causal").show()
+    figure = check_mask_pattern(mha, "causal", length=L).show()
     assert len(figure.axes) == 2 and "28 leak(s)" in figure._suptitle.get_text()
     plt.close(figure)
 
@@ -281,8 +283,8 @@ def test_a_nan_that_only_new_values_cause_is_reported_as_nan(mha):
 
 
 def test_tiny_outputs_get_a_hint(mha):
-    report = check_mask_pattern(lambda x, kpm, am: 1e-7 * mha(x, x, x, attn_mask=am)[0], "causal", embed_dim=E,
-                                attn_mask=causal_mask(L))
+    def tiny(x, kpm, am):   # even new values near 1e3 move these outputs by less than atol
+        return 1e-11 * mha(x, x, x, attn_mask=am)[0]
+    report = check_mask_pattern(tiny, "causal", embed_dim=E, attn_mask=causal_mask(L))
     assert not report.passed and "the outputs are tiny" in str(report) and "pass a smaller atol" in str(report)
-    assert check_mask_pattern(lambda x, kpm, am: 1e-7 * mha(x, x, x, attn_mask=am)[0], "causal", embed_dim=E,
-                              attn_mask=causal_mask(L), atol=1e-12).passed
+    assert check_mask_pattern(tiny, "causal", embed_dim=E, attn_mask=causal_mask(L), atol=1e-16).passed
