@@ -42,8 +42,7 @@ def padding_mask(lengths: list[int], size: int, side: str = "right") -> torch.Te
     """Bool (N, size), True at the pads, for sequences of `lengths` padded on `side` ("right": pads last)."""
     if side not in PADDING_SIDES:
         raise ValueError(f"side must be one of {list(PADDING_SIDES)}, got {side!r}")
-    mask = key_padding_mask(lengths, size)
-    return mask if side == "right" else mask.flip(-1)
+    return key_padding_mask(lengths, size, side=side)
 
 
 class Masks(NamedTuple):
@@ -598,7 +597,7 @@ def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> N
     if torch.equal(answer, key_padding_mask(list(tgt_lengths), S)[:, None, :].expand(N, T, S)):
         raise Mistake("those are the target's lengths: the keys of cross-attention are the source words",
                       "それはターゲットの長さである。クロスアテンションのキーはソースの語である")
-    if torch.equal(answer, expected.flip(-1)):
+    if torch.equal(answer, key_padding_mask(list(src_lengths), S, side="left")[:, None, :].expand(N, T, S)):
         raise Mistake("the batch is right-padded: the pads come after the real source words",
                       "このバッチは右パディングである。パッドはソースの実トークンの後ろに来る")
     positions, lengths = torch.arange(S), torch.tensor(list(src_lengths))[:, None]
