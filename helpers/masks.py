@@ -106,6 +106,32 @@ def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
     return torch.logical_not(arguments.bool_mask(mask, "mask"))
 
 
+BLOCKING = -1e4   # a float mask's cell at or below this blocks: to_additive_mask's float16 fill, the helpers' least
+
+
+def as_blocked(mask: torch.Tensor, name: str = "mask") -> torch.Tensor:
+    """A mask as bool (same shape), True = blocked: a bool mask as it is; a float mask where it is -inf or <= -1e4.
+
+    A float mask is added to the scores, so a cell blocks only if its key's weight comes out exactly 0: -inf, or a
+    fill at most BLOCKING = -1e4 (e^-1e4 is 0 even in float64). That takes in every fill of the series: -inf, the
+    book's -1e9, finfo.min and to_additive_mask's float16 -1e4. A finite fill blocks the same cells; only a row
+    with every key blocked differs: uniform weights instead of none (chapter 7). Any other value (-1, 0.5, NaN)
+    is a bias that hides nothing, and is refused.
+    """
+    arguments.tensor(mask, name)
+    if mask.dtype == torch.bool:
+        return mask
+    if not mask.dtype.is_floating_point:
+        raise TypeError(f"{name} must be a bool mask (True = blocked) or a float mask (0 = visible, -inf or "
+                        f"<= -1e4 = blocked), got dtype {mask.dtype}")
+    blocked = mask <= BLOCKING                                       # -inf included; NaN is neither
+    other = ~blocked & (mask != 0)
+    if other.any():
+        raise ValueError(f"{name} is a float mask, added to the scores: it must hold only 0 (visible) and -inf or "
+                         f"numbers <= -1e4 (blocked), got other values {mask[other].unique()[:5].tolist()}")
+    return blocked
+
+
 def from_hf_attention_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     """Hugging Face's attention_mask (N, S) of integers, 1 = keep, 0 = pad -> bool key_padding_mask (True = pad)."""
     keep = arguments.keep_mask(attention_mask, "attention_mask")

@@ -133,3 +133,42 @@ def test_left_pad_moves_each_items_real_tokens_to_the_end_in_order():
         left_pad(x, [1, 2, 5])
     with pytest.raises(TypeError, match="batch must be a torch.Tensor"):
         left_pad([[1, 0]], [1])
+
+
+# --- one definition of a blocked float mask ---
+
+def test_as_blocked_reads_bool_masks_as_they_are_and_float_masks_at_minus_inf_or_at_most_minus_1e4():
+    from helpers.masks import BLOCKING, as_blocked
+    blocked = torch.tensor([[False, True, True], [False, False, True]])
+    assert as_blocked(blocked) is blocked
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):   # every fill of the series
+        for fill in ("-inf", "min", -1e4, -1e9):
+            if fill == -1e9 and dtype == torch.float16:
+                continue                                                          # -1e9 does not fit
+            assert torch.equal(as_blocked(to_additive_mask(blocked, dtype, fill)), blocked), (dtype, fill)
+        assert torch.equal(as_blocked(to_additive_mask(blocked, dtype)), blocked)   # the default fill, -1e4 in fp16
+    assert BLOCKING == -1e4 and as_blocked(torch.tensor([0.0, -1e4, -1e5])).tolist() == [False, True, True]
+    assert torch.equal(as_blocked(torch.nn.Transformer.generate_square_subsequent_mask(3)), causal_mask(3))
+
+
+def test_blocking_at_most_minus_1e4_leaves_a_blocked_key_exactly_0_weight():
+    from helpers.masks import BLOCKING
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        scores = torch.tensor([3.0, -3.0, 0.5], dtype=dtype) + torch.tensor([0.0, BLOCKING, 0.0], dtype=dtype)
+        assert scores.float().softmax(-1)[1] == 0 and scores.softmax(-1)[1] == 0, dtype
+
+
+@pytest.mark.parametrize(("mask", "error", "match"), [
+    (torch.tensor([0.0, -1.0]), ValueError, r"tgt_mask is a float mask, added to the scores: it must hold only 0 "
+                                            r"\(visible\) and -inf or numbers <= -1e4 \(blocked\), got other values "
+                                            r"\[-1.0\]"),
+    (torch.tensor([0.0, -9999.0]), ValueError, r"got other values \[-9999.0\]"),
+    (torch.tensor([0.5, float("nan"), float("inf")]), ValueError, r"got other values \[0.5, inf, nan\]"),
+    (torch.tensor([0, 1]), TypeError, r"tgt_mask must be a bool mask \(True = blocked\) or a float mask .*got dtype "
+                                      r"torch.int64"),
+    ([[0.0]], TypeError, "tgt_mask must be a torch.Tensor"),
+])
+def test_as_blocked_refuses_a_float_cell_that_is_neither_visible_nor_blocked(mask, error, match):
+    from helpers.masks import as_blocked
+    with pytest.raises(error, match=match):
+        as_blocked(mask, "tgt_mask")

@@ -26,7 +26,7 @@ from helpers import arguments
 from helpers.exercises import Mistake, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
-from helpers.masks import causal_mask, key_padding_mask
+from helpers.masks import causal_mask, key_padding_mask, left_pad
 from helpers.toy import is_pad
 
 # PyTorch's fast-path entry points (torch 2.13.0): MultiheadAttention.forward calls the first, a
@@ -201,7 +201,7 @@ def fast_batch(padding: str) -> tuple[torch.Tensor, torch.Tensor]:
     x = fast_setup().x
     kpm = torch.stack([is_pad(FAST_TOKENS[padding]), torch.zeros(5, dtype=torch.bool)])
     if padding == "left":
-        x = torch.stack([x[0].roll(2, 0), x[1]])                        # pads first: <pad> <pad> 犬 猫 鳥
+        x = left_pad(x, (~kpm).sum(-1))                                 # pads first: <pad> <pad> 犬 猫 鳥
     return x, kpm
 
 
@@ -382,7 +382,7 @@ def _dead_rows_cases(lengths: list[int]) -> dict[str, tuple[torch.Tensor, torch.
     """The masks check 1 tries (MHA polarity, True = blocked): (key_padding_mask (N, S), attn_mask (S, S))."""
     S = max(lengths)
     right = key_padding_mask(lengths, S)
-    left = right.flip(-1)                                            # the same items with their pads first
+    left = key_padding_mask(lengths, S, side="left")                 # the same items with their pads first
     nothing = torch.zeros(S, S, dtype=torch.bool)
     return {"left padding + causal": (left, causal_mask(S)), "right padding + causal": (right, causal_mask(S)),
             "left padding, no causal mask": (left, nothing)}

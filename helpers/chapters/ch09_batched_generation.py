@@ -24,7 +24,7 @@ from helpers.attention import attention_steps
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
-from helpers.masks import Fill, from_hf_attention_mask, positions_from_mask
+from helpers.masks import Fill, from_hf_attention_mask, left_pad, positions_from_mask
 from helpers.training import Adam, deterministic
 
 # --- the model: TinyLM, with a KV cache, and greedy generation ---
@@ -195,14 +195,12 @@ def padded_batch(prompts: tuple[str, ...] = PROMPTS, side: str = "left") -> tupl
     """ids (N, S) padded with <pad> on `side`, and the attention_mask (N, S), 1 = real token."""
     if side not in SIDES:
         raise ValueError(f"side must be 'left' or 'right', got {side!r}")
-    S = max(len(p.split()) for p in prompts)
-    ids = torch.full((len(prompts), S), PAD_ID)
+    lengths = [len(p.split()) for p in prompts]
+    ids = torch.full((len(prompts), max(lengths)), PAD_ID)
     for i, p in enumerate(prompts):
-        real = torch.tensor(encode(p))
-        if side == "left":
-            ids[i, S - len(real):] = real
-        else:
-            ids[i, :len(real)] = real
+        ids[i, :lengths[i]] = torch.tensor(encode(p))              # right-padded: each prompt's tokens first
+    if side == "left":
+        ids = left_pad(ids, lengths)                               # the same rows, pads first
     return ids, (ids != PAD_ID).long()
 
 

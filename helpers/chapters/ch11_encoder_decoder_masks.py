@@ -25,7 +25,7 @@ from helpers.attention import attention_steps, combined_mask
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
-from helpers.masks import causal_mask, key_padding_mask
+from helpers.masks import as_blocked, causal_mask, key_padding_mask
 
 SOURCE_WORDS = ("犬", "猫", "鳥", "牛", "馬")        # the source sentence of item 0 (and its longest length, S = 5)
 TARGET_WORDS = ("<s>", "dog", "cat", "bird")          # the decoder's input for item 0 (T = 4): <s>, then the words
@@ -42,8 +42,7 @@ def padding_mask(lengths: list[int], size: int, side: str = "right") -> torch.Te
     """Bool (N, size), True at the pads, for sequences of `lengths` padded on `side` ("right": pads last)."""
     if side not in PADDING_SIDES:
         raise ValueError(f"side must be one of {list(PADDING_SIDES)}, got {side!r}")
-    mask = key_padding_mask(lengths, size)
-    return mask if side == "right" else mask.flip(-1)
+    return key_padding_mask(lengths, size, side=side)
 
 
 class Masks(NamedTuple):
@@ -94,16 +93,9 @@ class Trace(NamedTuple):
 
 
 def as_bool_mask(mask: torch.Tensor | None, name: str) -> torch.Tensor | None:
-    """A mask argument as nn.Transformer takes it (bool, True = blocked, or float: 0 / -inf added) -> bool."""
-    if mask is None:
-        return None
-    arguments.tensor(mask, name)
-    if mask.dtype == torch.bool:
-        return mask
-    if mask.dtype.is_floating_point and bool(((mask == 0) | (mask == float("-inf"))).all()):
-        return mask == float("-inf")
-    raise TypeError(f"{name} must be a bool mask (True = blocked) or a float mask of 0 and -inf, got "
-                    f"{mask.dtype} with other values")
+    """A mask argument as nn.Transformer takes it (bool, True = blocked, or float: 0, and -inf or <= -1e4 added)
+    -> bool (helpers.masks.as_blocked)."""
+    return None if mask is None else as_blocked(mask, name)
 
 
 def _checked_shape(mask: torch.Tensor | None, want: tuple[int, int], name: str, rows: str) -> None:
@@ -598,7 +590,7 @@ def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> N
     if torch.equal(answer, key_padding_mask(list(tgt_lengths), S)[:, None, :].expand(N, T, S)):
         raise Mistake("those are the target's lengths: the keys of cross-attention are the source words",
                       "それはターゲットの長さである。クロスアテンションのキーはソースの語である")
-    if torch.equal(answer, expected.flip(-1)):
+    if torch.equal(answer, key_padding_mask(list(src_lengths), S, side="left")[:, None, :].expand(N, T, S)):
         raise Mistake("the batch is right-padded: the pads come after the real source words",
                       "このバッチは右パディングである。パッドはソースの実トークンの後ろに来る")
     positions, lengths = torch.arange(S), torch.tensor(list(src_lengths))[:, None]
@@ -619,15 +611,14 @@ _ATTENTIONS = {   # attention -> (its padding mask argument, its attention mask 
 
 
 def _as_blocked(mask: torch.Tensor | None, name: str) -> torch.Tensor | None:
-    """A mask argument as bool, True = blocked (a float mask: its -inf or very negative cells)."""
-    if mask is None or mask.dtype == torch.bool:
-        return mask
-    if mask.dtype.is_floating_point and bool(((mask == 0) | (mask <= -1e9)).all()):
-        return mask <= -1e9
-    raise Mistake(f"{name}: a float mask is added to the scores, so only -inf (or a huge negative number) blocks; "
-                  "any other value hides nothing",
-                  f"{name} の float マスクはスコアに加算されるので、遮断するのは -inf（または非常に大きな負の数）"
-                  "だけである。それ以外の値は何も隠さない")
+    """A learner's mask argument as bool, True = blocked (helpers.masks.as_blocked), or the hint: it hides nothing."""
+    try:
+        return as_bool_mask(mask, name)
+    except (TypeError, ValueError):
+        raise Mistake(f"{name}: a float mask is added to the scores, so only -inf (or a huge negative number) blocks; "
+                      "any other value hides nothing",
+                      f"{name} の float マスクはスコアに加算されるので、遮断するのは -inf（または非常に大きな負の数）"
+                      "だけである。それ以外の値は何も隠さない") from None
 
 
 def _blocked_cells(kwargs: dict, attention_name: str, N: int, H: int, sizes: dict) -> torch.Tensor:

@@ -28,7 +28,7 @@ from helpers.chapters.ch09_batched_generation import TinyLM
 from helpers.exercises import Mistake, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
-from helpers.masks import causal_mask
+from helpers.masks import causal_mask, key_padding_mask, left_pad
 from helpers.training import Adam, deterministic
 
 IGNORE = -100   # cross_entropy's default ignore_index
@@ -364,9 +364,7 @@ def objective_weights(lengths: tuple[int, ...], side: str, loss: str, pooling: s
     """(N, S) weight of each slot's output in the objective: a mean loss per token, or (pooling) the pooling's
     weights, averaged over the items."""
     N = len(lengths)
-    real = torch.arange(S)[None, :] < torch.tensor(lengths)[:, None]
-    if side == "left":
-        real = real.flip(-1)
+    real = ~key_padding_mask(lengths, S, side=side)               # (N, S), True = real token
     if pooling != VIEW_POOLINGS[0]:
         one_hot = torch.eye(S)[None].expand(N, S, S)          # pooling one-hot slots gives each slot's weight
         return pool(one_hot, ~real, pooling) / N
@@ -379,13 +377,8 @@ def objective_weights(lengths: tuple[int, ...], side: str, loss: str, pooling: s
 
 def _place(v: torch.Tensor, lengths: tuple[int, ...], side: str) -> torch.Tensor:
     """Real tokens x[i, :L_i] at the right or left end of each row (pads hold zeros)."""
-    out = torch.zeros_like(v)
-    for i, n in enumerate(lengths):
-        if side == "right":
-            out[i, :n] = v[i, :n]
-        else:
-            out[i, S - n:] = v[i, :n]
-    return out
+    right = v.masked_fill(key_padding_mask(lengths, S)[..., None], 0.0)   # (N, S, E): pads zeroed, last
+    return right if side == "right" else left_pad(right, lengths)
 
 
 class Lab(NamedTuple):
@@ -419,9 +412,7 @@ def _backward(lengths: tuple[int, ...], side: str, fill: str, weights: torch.Ten
 def lab(lengths: tuple[int, ...], side: str, fill: str, loss: str, pooling: str) -> Lab:
     """The explorer's numbers for one setting (cached): the padded batch vs each item alone, unpadded, under the
     intended objective (token or sequence mean over real tokens, or the intended pooling of the real tokens)."""
-    real = torch.arange(S)[None, :] < torch.tensor(lengths)[:, None]
-    if side == "left":
-        real = real.flip(-1)
+    real = ~key_padding_mask(lengths, S, side=side)               # (N, S), True = real token
     weights = objective_weights(lengths, side, loss, pooling)
     total, params, gx = _backward(lengths, side, fill, weights, real)
     intended_loss = "token mean" if loss == "pads in the loss" else loss
@@ -578,7 +569,7 @@ def check_2(answer: object) -> None:
     h = torch.randn(3, 5, 4, generator=g)
     lengths = torch.tensor([2, 5, 3])
     right = (torch.arange(5)[None, :] < lengths[:, None]).long()
-    for side, mask in (("right", right), ("left", right.flip(-1))):
+    for side, mask in (("right", right), ("left", (~key_padding_mask(lengths, 5, side="left")).long())):
         side_ja = SIDES_JA[side]
         expected = pool(h, mask == 0, "last real token")
         try:

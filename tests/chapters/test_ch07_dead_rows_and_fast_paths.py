@@ -176,7 +176,7 @@ def dead_rows(kpm, attn_mask):
 def test_check_1_accepts_dead_rows_and_names_each_mistake():
     ch07.check_1.solution(dead_rows, LENGTHS)
     wrong = {
-        "should be a function": dead_rows(key_padding_mask(LENGTHS).flip(-1), causal_mask(4)),
+        "should be a function": dead_rows(key_padding_mask(LENGTHS, side="left"), causal_mask(4)),
         "bool tensor": lambda kpm, attn_mask: dead_rows(kpm, attn_mask).int(),
         "shape": lambda kpm, attn_mask: kpm[:, None, :] | attn_mask,
         "you marked the pad positions": lambda kpm, attn_mask: kpm,          # passes under left padding + causal
@@ -304,7 +304,7 @@ def test_the_japanese_edition_names_the_paths_in_japanese():
 def test_the_japanese_edition_hears_japanese_hints():
     ones = torch.ones(2, 5, dtype=torch.bool)
     wrong_1 = {
-        "^answer_1 は関数": dead_rows(key_padding_mask(LENGTHS).flip(-1), causal_mask(4)),
+        "^answer_1 は関数": dead_rows(key_padding_mask(LENGTHS, side="left"), causal_mask(4)),
         "^左パディング \\+ 因果のとき、アテンションマスクもキーを遮断する":
             lambda kpm, attn_mask: kpm.all(-1, keepdim=True).expand_as(kpm),
         "^右パディング \\+ 因果のとき、パッドの位置に印を付けている": lambda kpm, attn_mask: kpm,

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from helpers import key_padding_mask
+from helpers import causal_mask, key_padding_mask, to_additive_mask
 from helpers.chapters import ch11_encoder_decoder_masks as ch11
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
@@ -81,7 +81,7 @@ def test_written_out_bad_input():
         ch11.encoder_decoder(model, src, tgt, memory_mask=masks.src_key_padding_mask[:, :4].T)
     with pytest.raises(ValueError, match="src_key_padding_mask must have shape"):
         ch11.encoder_decoder(model, src, tgt, src_key_padding_mask=masks.tgt_key_padding_mask)
-    with pytest.raises(TypeError, match="bool mask .* or a float mask of 0 and -inf"):
+    with pytest.raises(ValueError, match=r"tgt_mask is a float mask, added to the scores: .* got other values \[1.0\]"):
         ch11.encoder_decoder(model, src, tgt, tgt_mask=torch.ones(4, 4))
     with pytest.raises(ValueError, match="d_model=8"):
         ch11.encoder_decoder(model, src[..., :4], tgt)
@@ -91,7 +91,20 @@ def test_written_out_bad_input():
     with torch.no_grad():
         a = ch11.encoder_decoder(model, src, tgt, tgt_mask=float_causal).output
         b = ch11.encoder_decoder(model, src, tgt, tgt_mask=masks.tgt_mask).output
-    assert torch.equal(a, b)
+        c = ch11.encoder_decoder(model, src, tgt, tgt_mask=to_additive_mask(masks.tgt_mask, fill=-1e9)).output
+    assert torch.equal(a, b) and torch.equal(a, c)
+
+
+def test_the_written_out_model_and_check_2_read_a_float_mask_alike():
+    # one definition of a blocked float mask (helpers.masks.as_blocked): -inf or <= -1e4 blocks, 0 is visible
+    for fill in ("-inf", "min", -1e4, -1e9):
+        float_causal = to_additive_mask(causal_mask(4), fill=fill)
+        assert torch.equal(ch11.as_bool_mask(float_causal, "tgt_mask"), causal_mask(4))
+        assert torch.equal(ch11._as_blocked(float_causal, "tgt_mask"), causal_mask(4))
+    with pytest.raises(ValueError, match="tgt_mask is a float mask"):
+        ch11.as_bool_mask(torch.tensor([[0.0, -1.0]]), "tgt_mask")
+    with pytest.raises(Mistake, match="tgt_mask: a float mask is added to the scores, so only -inf"):
+        ch11._as_blocked(torch.tensor([[0.0, -1.0]]), "tgt_mask")
 
 
 def test_views_say_what_is_wrong_and_what_moves():
