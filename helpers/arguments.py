@@ -17,6 +17,8 @@ def integer(value: object, name: str, *, minimum: int | None = None) -> int:
     """value as an int, at least `minimum`."""
     if isinstance(value, bool) or (isinstance(value, torch.Tensor) and value.dtype == torch.bool):
         raise TypeError(f"{name} must be an int, got the bool {value!r}")
+    if isinstance(value, torch.Tensor) and value.dim() != 0 or getattr(value, "ndim", 0) != 0:
+        raise TypeError(f"{name} must be an int, got a {type(value).__name__} of shape {tuple(value.shape)}")
     try:
         value = operator.index(value)
     except TypeError:
@@ -76,11 +78,21 @@ def keep_mask(value: object, name: str) -> torch.Tensor:
     return value
 
 
+FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)   # the dtypes attention arithmetic runs in
+
+
 def floating(value: object, name: str) -> torch.Tensor:
     """A tensor PyTorch can do attention arithmetic in: float16, bfloat16, float32 or float64."""
-    if tensor(value, name).dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+    if tensor(value, name).dtype not in FLOATS:
         raise TypeError(f"{name} must be a float16, bfloat16, float32 or float64 tensor, got dtype {value.dtype}")
     return value
+
+
+def same_device(value: torch.Tensor | None, name: str, like: torch.Tensor, like_name: str) -> None:
+    """value (a mask, say) must be on like's device."""
+    if value is not None and value.device != like.device:
+        raise ValueError(f"{name} must be on {like_name}'s device {like.device}, got {value.device}: pass "
+                         f"{name}.to({like_name}.device)")
 
 
 def instance(value: object, name: str, kind: type, what: str) -> object:

@@ -70,7 +70,7 @@ def attention_steps(
     or finfo.min in a dtype that cannot hold -1e9 (float16). No safety net: a fully masked row is uniform with a
     finite fill and NaN with "-inf".
     """
-    fill = _checked_inputs(q, k, v, fill)
+    fill = _checked_inputs(q, k, v, fill, {"key_padding_mask": key_padding_mask, "attn_mask": attn_mask})
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])   # (..., L, S)
     mask = combined_mask(scores.shape, key_padding_mask, attn_mask)
     masked_scores = scores if mask is None else scores.masked_fill(mask, fill_value(fill, scores.dtype))
@@ -79,7 +79,7 @@ def attention_steps(
     return AttentionSteps(scores, masked_scores, weights, output)
 
 
-def _checked_inputs(q: object, k: object, v: object, fill: Fill | None) -> Fill:
+def _checked_inputs(q: object, k: object, v: object, fill: Fill | None, masks: dict[str, object]) -> Fill:
     """attention_steps' arguments checked; the fill to use (the default resolved for q's dtype)."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         arguments.floating(t, name)
@@ -101,6 +101,9 @@ def _checked_inputs(q: object, k: object, v: object, fill: Fill | None) -> Fill:
         raise ValueError(f"k and v must agree on (..., S), got k {tuple(k.shape)} and v {tuple(v.shape)}")
     if q.shape[:-2] != k.shape[:-2]:
         raise ValueError(f"q and k must have the same batch dims, got q {tuple(q.shape)} and k {tuple(k.shape)}")
+    for name, mask in masks.items():   # their shapes and dtypes: combined_mask
+        if isinstance(mask, torch.Tensor):
+            arguments.same_device(mask, name, q, "q")
     if fill is None:
         return -1e9 if torch.finfo(q.dtype).max >= 1e9 else "min"
     fill_value(fill, torch.float64)  # reject a bad fill early, even when nothing is masked

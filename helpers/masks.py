@@ -155,8 +155,9 @@ def fill_value(fill: Fill, dtype: torch.dtype) -> float:
             name = getattr(dtype, "name", None) or getattr(dtype, "__name__", str(dtype))
             raise TypeError(f"dtype must be a torch.dtype, got the numpy dtype {name}: use torch.{name}")
         raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {type(dtype).__name__} {dtype!r}")
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating dtype, got {dtype}")
+    if dtype not in arguments.FLOATS:
+        raise TypeError(f"dtype must be float16, bfloat16, float32 or float64 (the dtypes attention arithmetic runs "
+                        f"in), got {dtype}")
     if fill == "min":
         return torch.finfo(dtype).min
     if fill == "-inf":

@@ -1,0 +1,263 @@
+"""helpers.checks.core, the one trial core: the lengths and values the trials try, the tolerance per dtype, the
+determinism guard in every check, positional-only adapters, non-finite outputs and seeds of any integer type.
+Each blind spot here passed the third edition's checks (lengths 2..7, pad values randn x 10)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from helpers import attention_steps, causal_mask, to_additive_mask
+from helpers.checks import (
+    BIG_JUNK,
+    MAX_LEN,
+    MaskCheckError,
+    Tolerance,
+    check_gradient_padding_invariance,
+    check_mask_pattern,
+    check_no_future_leak,
+    check_padding_invariance,
+    infer_mask,
+)
+from helpers.checks.core import junk, trial_lengths
+
+E = 8
+
+
+def steps(x, key_padding_mask, attn_mask):
+    return attention_steps(x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask).output
+
+
+def sdpa_with_fill(fill):
+    """F.scaled_dot_product_attention with an additive float mask whose blocked cells hold `fill`."""
+    def attn(x, key_padding_mask, attn_mask):
+        blocked = key_padding_mask[:, None, :] if attn_mask is None else key_padding_mask[:, None, :] | attn_mask
+        return F.scaled_dot_product_attention(x, x, x, attn_mask=to_additive_mask(blocked, fill=fill))
+    return attn
+
+
+# --- lengths: 2 up to 16, shortest first ---
+
+def test_trials_grow_from_2_to_max_len_so_the_first_failure_is_the_shortest():
+    g = torch.Generator().manual_seed(0)
+    sizes = [trial_lengths(g, t, 20, 3, MAX_LEN)[0] for t in range(20)]
+    assert MAX_LEN == 16 and sizes[0] == 2 and sizes[-1] == 16 and sizes == sorted(sizes)
+    assert set(range(2, 17)) <= set(sizes)
+    assert [trial_lengths(g, t, 5, 3, 16)[0] for t in range(5)] == [2, 6, 9, 12, 16]   # the gradient check's
+    for t in range(20):
+        S, lengths = trial_lengths(g, t, 20, 3, 16)
+        assert 1 <= lengths[0] < S and all(1 <= n <= S for n in lengths)
+
+
+def leaks_from(length):
+    """Correct attention, except that from `length` tokens on the pads leak into every real output."""
+    def attn(x, key_padding_mask, attn_mask):
+        out = steps(x, key_padding_mask, attn_mask)
+        if x.shape[1] >= length:
+            out = out + 0.1 * x.masked_fill(~key_padding_mask[..., None], 0).sum(1, keepdim=True)
+        return out
+    return attn
+
+
+def future_from(length):
+    """Causal attention, except that from `length` tokens on the last position leaks into every earlier one."""
+    def attn(x, key_padding_mask, attn_mask):
+        out = steps(x, key_padding_mask, attn_mask)
+        return out + 0.1 * x[:, -1:] if x.shape[1] >= length else out
+    return attn
+
+
+def test_a_leak_that_starts_at_8_tokens_is_caught():
+    for check, make in ((check_padding_invariance, leaks_from), (check_no_future_leak, future_from)):
+        assert check(make(99), embed_dim=E).passed
+        assert not check(make(8), embed_dim=E).passed, check.__name__
+        assert not check(make(16), embed_dim=E).passed, check.__name__
+        assert check(make(8), embed_dim=E, max_len=7).passed   # the third edition's lengths: 2..7
+        report = check(make(8), embed_dim=E)
+        assert "padded to 8:" in report.first_failure, report   # the shortest failing length, named first
+
+
+def test_the_report_keeps_the_lengths_it_tried():
+    assert check_padding_invariance(steps, embed_dim=E).lengths == (2, 16)
+    assert check_no_future_leak(steps, embed_dim=E, max_len=9).lengths == (2, 9)
+
+
+# --- new values: normal ones and values near 1e3 ---
+
+def test_the_new_values_mix_normal_and_large_magnitudes():
+    values = junk(torch.Generator().manual_seed(0), (3, 16, E))
+    size = values.abs().amax(-1)   # (N, L): each position is one or the other
+    assert ((size < 60) | (size > 60)).all() and (size < 60).any() and (size > 200).any()
+    assert BIG_JUNK == 1e3 and float(values.abs().max()) < 6e3
+    assert junk(torch.Generator().manual_seed(0), (3, 16, E), torch.float16).abs().max() < 200   # no fp16 overflow
+
+
+def test_a_leak_that_needs_large_pad_values_is_caught():
+    def leaks_large_values(x, key_padding_mask, attn_mask):
+        out = steps(x, key_padding_mask, attn_mask)
+        pads = x.masked_fill(~key_padding_mask[..., None], 0).abs()
+        return out + torch.relu(pads - 100).sum(1, keepdim=True)   # nothing below |100|
+    report = check_padding_invariance(leaks_large_values, embed_dim=E)
+    assert not report.passed and "new values at the pad positions changed" in report.first_failure
+
+
+@pytest.mark.parametrize("fill", [-8, -12, -20, -30, -100])
+def test_a_weak_finite_fill_leaks_visibly(fill):
+    """A large pad key raises its own score past the fill: the third edition passed fills of -20 and below."""
+    assert not check_padding_invariance(sdpa_with_fill(fill), embed_dim=E).passed
+    assert not check_no_future_leak(sdpa_with_fill(fill), embed_dim=E).passed
+
+
+@pytest.mark.parametrize("fill", [-1e9, "min", "-inf"])
+def test_real_fills_pass_with_large_pad_values(fill):
+    assert check_padding_invariance(sdpa_with_fill(fill), embed_dim=E, causal=True).passed
+    assert check_no_future_leak(sdpa_with_fill(fill), embed_dim=E).passed
+
+
+def test_mask_inference_lists_every_pair_a_weak_fill_leaks():
+    """A fill of -12 on the future: the third edition found 15 of its 28 pairs; +v and -v at each key find all."""
+    def causal_fill(x, key_padding_mask, attn_mask):
+        return F.scaled_dot_product_attention(x, x, x, attn_mask=to_additive_mask(causal_mask(x.shape[1]),
+                                                                                   fill=-12.0))
+    report = check_mask_pattern(causal_fill, "causal", length=8, embed_dim=E)
+    assert len(report.leaks) == 28 and "28 leak(s)" in str(report) and "... (20 more)" in str(report)
+    assert not infer_mask(causal_fill, 8, embed_dim=E).any()
+
+
+# --- non-finite outputs ---
+
+def test_inf_everywhere_fails_every_check():
+    def inf(x, key_padding_mask, attn_mask):
+        return torch.full_like(x, math.inf)
+    for report in (check_padding_invariance(inf, embed_dim=E), check_no_future_leak(inf, embed_dim=E)):
+        assert not report.passed and math.isnan(report.worst_diff)
+        assert "attn returned inf at item 0's real position 0" in report.first_failure
+
+    def minus_inf_everywhere(x, key_padding_mask, attn_mask):
+        return torch.full_like(x, -math.inf)
+    assert not check_padding_invariance(minus_inf_everywhere, embed_dim=E).passed   # no finite feature at all
+
+
+# --- the determinism guard, in every check ---
+
+def test_dropout_in_training_mode_is_refused_by_the_gradient_check_too():
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(E, 2, dropout=0.1, batch_first=True)   # training mode: new modules train
+    for check in (check_padding_invariance, check_no_future_leak, check_gradient_padding_invariance):
+        with pytest.raises(ValueError, match=r"dropout in training mode\? Call attn.eval\(\)"):
+            check(mha)
+    with pytest.raises(ValueError, match="dropout in training mode"):
+        check_mask_pattern(mha, "bidirectional")
+    assert check_gradient_padding_invariance(mha.eval()).passed   # eval mode still has gradients
+
+
+def test_hugging_face_llama_with_attention_dropout_is_refused_in_training_mode():
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(vocab_size=10, hidden_size=E, intermediate_size=16, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=1, head_dim=4,
+                                      max_position_embeddings=32, attention_dropout=0.1)
+    model = transformers.LlamaModel(config).train()
+
+    def llama(x, key_padding_mask, attn_mask, position_ids):
+        return model(inputs_embeds=x, attention_mask=(~key_padding_mask).long(),
+                     position_ids=position_ids).last_hidden_state
+    with pytest.raises(ValueError, match="dropout in training mode"):
+        check_gradient_padding_invariance(llama, parameters=model.parameters(), embed_dim=E)
+    model.eval()
+    assert check_gradient_padding_invariance(llama, parameters=model.parameters(), embed_dim=E).passed
+
+
+# --- positional-only adapters ---
+
+class PositionalOnly(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Embedding(MAX_LEN, E)
+        self.attn = nn.MultiheadAttention(E, 2, batch_first=True)
+
+    def forward(self, x, key_padding_mask, attn_mask, position_ids, /):
+        h = x + self.pos(position_ids)
+        return self.attn(h, h, h, key_padding_mask=key_padding_mask, attn_mask=attn_mask, need_weights=False)[0]
+
+
+def test_a_positional_only_module_gets_its_position_ids_in_every_check():
+    torch.manual_seed(0)
+    module = PositionalOnly().eval()
+    assert check_padding_invariance(module, embed_dim=E, causal=True).passed
+    assert check_no_future_leak(module, embed_dim=E).passed
+    assert check_gradient_padding_invariance(module, embed_dim=E, causal=True).passed
+    assert check_mask_pattern(module, "causal", embed_dim=E, attn_mask=causal_mask(8)).passed
+
+
+# --- the tolerance follows the dtype ---
+
+def low_precision(dtype, masked=True):
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(E, 2, batch_first=True).to(dtype)
+
+    def attn(x, key_padding_mask, attn_mask):
+        x = x.to(dtype)
+        return mha(x, x, x, key_padding_mask=key_padding_mask if masked else None, attn_mask=attn_mask,
+                   need_weights=False)[0]
+    return attn, list(mha.parameters())
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_correct_low_precision_modules_pass_and_broken_ones_fail(dtype):
+    attn, params = low_precision(dtype)
+    name = str(dtype).removeprefix("torch.")
+    for report in (check_padding_invariance(attn, embed_dim=E),
+                   check_padding_invariance(attn, embed_dim=E, causal=True), check_no_future_leak(attn, embed_dim=E),
+                   check_gradient_padding_invariance(attn, parameters=params, embed_dim=E),
+                   check_gradient_padding_invariance(attn, parameters=params, embed_dim=E, causal=True)):
+        assert report.passed, report
+        assert f"trials, {name}: atol=" in str(report)   # the tolerance is printed with its dtype
+    assert check_mask_pattern(attn, "causal", embed_dim=E, attn_mask=causal_mask(8)).passed
+    broken, params = low_precision(dtype, masked=False)
+    assert not check_padding_invariance(broken, embed_dim=E).passed
+    assert not check_gradient_padding_invariance(broken, parameters=params, embed_dim=E).passed
+
+
+def test_a_failure_within_rounding_of_the_dtype_says_so():
+    attn, params = low_precision(torch.bfloat16)
+    report = check_gradient_padding_invariance(attn, parameters=params, embed_dim=E, atol=0, rtol=1e-3)
+    assert not report.passed and "may be rounding, not a mask bug" in report.first_failure
+    assert "bfloat16 (eps 0.0078)" in report.first_failure
+    real_bug = check_padding_invariance(low_precision(torch.bfloat16, masked=False)[0], embed_dim=E)
+    assert "rounding" not in real_bug.first_failure
+
+
+def test_the_dtype_defaults():
+    assert str(Tolerance.default(torch.float32, None, None)) == "atol=1e-05"
+    assert str(Tolerance.default(torch.float64, None, None, grad=True)) == "atol=1e-05"   # rtol 1e-4 is its default
+    assert str(Tolerance.default(torch.bfloat16, None, None)) == "bfloat16: atol=0.02, rtol=0.02"
+    assert str(Tolerance.default(torch.float16, None, None, grad=True)) == "float16: atol=0.01, rtol=0.01"
+    assert str(Tolerance.default(torch.bfloat16, 1e-3, None)) == "bfloat16: atol=0.001, rtol=0.02"
+
+
+# --- seeds of any integer type ---
+
+@pytest.mark.parametrize("seed", [np.int64(1), np.uint8(1), torch.tensor(1), 1])
+def test_seeds_of_any_integer_type(seed):
+    reference = check_padding_invariance(leaks_from(2), embed_dim=E, seed=1)
+    assert check_padding_invariance(leaks_from(2), embed_dim=E, seed=seed) == reference
+    assert check_no_future_leak(steps, embed_dim=E, seed=seed).passed
+    mha = nn.MultiheadAttention(E, 2, batch_first=True).eval()
+    assert check_gradient_padding_invariance(mha, seed=seed).passed
+    assert infer_mask(mha, 4, seed=seed).shape == (4, 4)
+    assert check_mask_pattern(mha, "bidirectional", seed=seed).passed
+
+
+@pytest.mark.parametrize("seed", [1.0, True, torch.tensor([1]), "1"])
+def test_a_seed_that_is_not_an_integer_is_refused_by_name(seed):
+    with pytest.raises(TypeError, match="seed must be an int"):
+        check_padding_invariance(steps, embed_dim=E, seed=seed)
+
+
+def test_raise_on_fail_raises_the_report():
+    with pytest.raises(MaskCheckError, match="padding invariance: FAILED"):
+        check_padding_invariance(leaks_from(2), embed_dim=E, raise_on_fail=True)
