@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import torch
 
 from helpers import arguments, toy
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, as_bool_tensor, as_numbers, as_tensor, exercise, wrong_kind
 from helpers.explorer import Explorer, Panel, View, explorer
 from helpers.language import say
 
@@ -60,9 +60,9 @@ def check_1(answer: object, ids: torch.Tensor) -> None:
     """Exercise 1: the book's mask for the batch `ids`: bool, True = real token, shape (N, 1, S)."""
     ids = _token_ids(ids)
     is_word = (ids != toy.PAD_ID) & (ids != toy.VOCAB["<unk>"])        # (N, S), from the vocabulary
-    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("the mask should be a bool tensor (a comparison such as ids != pad_id gives one)",
-                      "マスクは bool テンソルにすること（ids != pad_id のような比較で得られる）")
+    answer = as_bool_tensor(answer, Mistake("the mask should be a bool tensor (a comparison such as ids != pad_id "
+                                            "gives one)",
+                                            "マスクは bool テンソルにすること（ids != pad_id のような比較で得られる）"))
     if answer.dim() != 3 or answer.shape[0] != ids.shape[0] or answer.shape[1:] != (1, ids.shape[1]):
         raise Mistake(f"the shape should be (N, 1, S), with a size-1 query dimension in the middle; "
                       f"got {tuple(answer.shape)}",
@@ -83,19 +83,21 @@ def check_2(answer: object, ids: torch.Tensor) -> None:
     real = ids != toy.PAD_ID                                           # (N, S)
     filled = int((~real).sum()) * ids.shape[1]                         # each pad column has S cells, one per query
     unsure = int(((~real).unsqueeze(2) & real.unsqueeze(1)).sum())     # pad query x real key
-    if not isinstance(answer, tuple | list) or len(answer) != 2:
-        raise Mistake("give two numbers: (number_filled, number_of_question_cells)",
-                      "(number_filled, number_of_question_cells) の 2 つの数の組で答えること")
-    if tuple(answer) == (unsure, filled):
+    two = Mistake("give two numbers: (number_filled, number_of_question_cells)",
+                  "(number_filled, number_of_question_cells) の 2 つの数の組で答えること")
+    counts = as_numbers(answer, two)
+    if len(counts) != 2:
+        raise wrong_kind(two, answer)
+    if counts == (unsure, filled):
         raise Mistake("the two numbers are swapped: the filled cells come first",
                       "2 つの数が入れ替わっている。-1e9 で埋めたセルの数が先である")
-    if answer[0] != filled:
-        if answer[0] == int((~real).sum()):
+    if counts[0] != filled:
+        if counts[0] == int((~real).sum()):
             raise Mistake("that counts pad tokens; each pad column has one cell per query row",
                           "それはパッドのトークンの数である。各パッド列には、クエリの行ごとに 1 つずつセルがある")
         raise Mistake("count the cells of every pad column, in both sentences",
                       "両方の文で、すべてのパッド列のセルを数えること")
-    if answer[1] != unsure:
+    if counts[1] != unsure:
         raise Mistake("the '?' cells are pad rows x real columns, in each sentence: count both",
                       "「?」のセルは、それぞれの文のパッド行 × 実トークンの列である。両方の文で数えること")
 
@@ -107,11 +109,14 @@ def check_3(answer: object, scores: torch.Tensor, ids: torch.Tensor) -> None:
     ids = _token_ids(ids)
     real = ids != toy.PAD_ID
     both = real.unsqueeze(2) & real.unsqueeze(1)                       # (N, S, S)
-    if not isinstance(answer, torch.Tensor) or answer.shape != scores.shape:
-        got = tuple(answer.shape) if isinstance(answer, torch.Tensor) else type(answer).__name__
-        raise Mistake(f"the answer should be the masked scores, shape {tuple(scores.shape)}; got {got}",
+    answer = as_tensor(answer, Mistake(f"the answer should be the masked scores, shape {tuple(scores.shape)}",
+                                       f"答えはマスク後のスコアで、形状は {tuple(scores.shape)} になるはずである"),
+                       scores.dtype)
+    if answer.shape != scores.shape:
+        raise Mistake(f"the answer should be the masked scores, shape {tuple(scores.shape)}; "
+                      f"got {tuple(answer.shape)}",
                       f"答えはマスク後のスコアで、形状は {tuple(scores.shape)} になるはずである。"
-                      f"書いた答えは {got} になっている")
+                      f"書いた答えは {tuple(answer.shape)} になっている")
     if answer.isinf().any():
         raise Mistake("fill with -1e9, as the book does, not with -inf",
                       "-inf ではなく、書籍と同じく -1e9 で埋めること")

@@ -3,15 +3,13 @@ and its exercise checks."""
 
 from __future__ import annotations
 
-import numbers
-
 import ipywidgets as widgets
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from helpers import arguments, toy
 from helpers.attention import attention_steps
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, as_number, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
 from helpers.language import say
 
@@ -184,11 +182,8 @@ def check_2(answer: object, tokens: list[str]) -> None:
     if not (rows == rows[0, 0]).all():
         raise AssertionError("chapter 2's check 2: the masked pad rows should be uniform")  # a bug here, not yours
     expected, n_real, n_pads = rows[0, 0].item(), int((~pad).sum()), int(pad.sum())
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        raise Mistake("give one number, e.g. answer_2 = 0.7", "数を 1 つ答えること（例：answer_2 = 0.7）")
-    answer = float(answer)
+    answer = as_number(answer, Mistake("give one number, e.g. answer_2 = 0.7",
+                                       "数を 1 つ答えること（例：answer_2 = 0.7）"))
     if answer != answer:
         raise Mistake("NaN comes from a row of -inf (step 10); this row is filled with -1e9, a finite number",
                       "NaN になるのは -inf だけの行である（ステップ 10）。この行は有限の数 -1e9 で埋めてある")
@@ -246,12 +241,8 @@ def check_3(answer: object, row: torch.Tensor, key_is_pad: torch.Tensor) -> None
     fill that float16 stores as finfo.min passes there), and that keeps a fully masked row finite."""
     row = arguments.floating(row, "row")
     key_is_pad = arguments.bool_mask(key_is_pad, "key_is_pad")
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        raise Mistake("give one number (a Python float), the fill value itself",
-                      "数を 1 つ（Python の float で）、埋め値そのものを答えること")
-    answer = float(answer)
+    answer = as_number(answer, Mistake("give one number, the fill value itself",
+                                       "数を 1 つ、埋め値そのものを答えること"))
     if answer != answer:
         raise Mistake("NaN is no fill: every row it touches becomes NaN",
                       "NaN は埋め値にならない。NaN が入った行はすべて NaN になる")

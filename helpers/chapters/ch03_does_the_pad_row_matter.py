@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from helpers import arguments, toy
 from helpers.attention import attention_steps
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, as_tensor, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
 from helpers.language import say
 
@@ -139,15 +139,17 @@ EXPLORERS = (pad_rows_explorer,)
 # --- the exercise checks ---
 
 
-def _layer_output(answer: object, shape: tuple[int, ...]) -> torch.Tensor:
-    """The learner's layer output, or a Mistake that names what was stored instead."""
+def _layer_output(answer: object, expected: torch.Tensor) -> torch.Tensor:
+    """The learner's layer output, in the dtype of `expected`, or a Mistake that names what was stored instead."""
+    shape = tuple(expected.shape)
     if isinstance(answer, tuple | list) and len(answer) == 2 and isinstance(answer[0], torch.Tensor):
         raise Mistake("attention_layer returns (output, weights): store the output only, e.g. answer, _ = ...",
                       "attention_layer は (output, weights) を返す。出力だけを格納すること（例：answer, _ = ...）")
-    if not isinstance(answer, torch.Tensor) or tuple(answer.shape) != shape:
-        got = tuple(answer.shape) if isinstance(answer, torch.Tensor) else type(answer).__name__
-        raise Mistake(f"store layer 2's output, shape {shape}; got {got}",
-                      f"2 層目の出力（形状 {shape}）を格納すること。格納されていたのは {got}")
+    answer = as_tensor(answer, Mistake(f"store layer 2's output, shape {shape}",
+                                       f"2 層目の出力（形状 {shape}）を格納すること"), expected.dtype)
+    if tuple(answer.shape) != shape:
+        raise Mistake(f"store layer 2's output, shape {shape}; got {tuple(answer.shape)}",
+                      f"2 層目の出力（形状 {shape}）を格納すること。格納されていたのは {tuple(answer.shape)}")
     return answer
 
 
@@ -159,7 +161,7 @@ def check_1(answer: object, h1: torch.Tensor, W2: Sequence[torch.Tensor], pad: t
     rows = pad.unsqueeze(-1)
     zeroed = torch.where(rows, torch.zeros_like(h1), h1)
     expected = attention_layer(zeroed, W2, pad)[0]
-    answer = _layer_output(answer, tuple(expected.shape))
+    answer = _layer_output(answer, expected)
 
     def same(other: torch.Tensor) -> bool:
         return torch.allclose(answer, other, atol=1e-6, rtol=0)

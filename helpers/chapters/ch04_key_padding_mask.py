@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import torch
 
 from helpers import arguments
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, as_bool_tensor, as_int, as_tensor, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
 from helpers.language import say
 
@@ -92,9 +92,10 @@ def check_1(answer: object, ids: torch.Tensor, pad_id: int = 0) -> None:
     ids = arguments.tensor(ids, "ids")
     pad_id = arguments.integer(pad_id, "pad_id")
     expected = ids == pad_id
-    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("key_padding_mask should be a bool tensor (a comparison such as ids == ... gives one)",
-                      "key_padding_mask は bool テンソルにすること（ids == ... のような比較で得られる）")
+    answer = as_bool_tensor(answer, Mistake("key_padding_mask should be a bool tensor (a comparison such as "
+                                            "ids == ... gives one)",
+                                            "key_padding_mask は bool テンソルにすること（ids == ... のような比較で"
+                                            "得られる）"))
     if answer.shape != expected.shape:
         raise Mistake(f"one entry per key: shape (N, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}",
                       f"キーごとに 1 つの値を持つ形状 (N, S) = {tuple(expected.shape)} になるはずだが、"
@@ -129,9 +130,8 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, data: torch.Tensor
         raise ValueError("check_2: the pad queries do not agree on one key; this check needs the chapter's data")
     winner = int(pad_rows[0].argmax())
     S = kpm.shape[-1]
-    if isinstance(answer, bool) or not isinstance(answer, int):
-        raise Mistake(f"answer with a key index: an int from 0 to {S - 1}",
-                      f"キーのインデックス（0 から {S - 1} までの int）で答えること")
+    answer = as_int(answer, Mistake(f"answer with a key index: an int from 0 to {S - 1}",
+                                    f"キーのインデックス（0 から {S - 1} までの int）で答えること"))
     if not 0 <= answer < S:
         raise Mistake(f"a key index of item {item} runs from 0 to {S - 1}, got {answer}",
                       f"サンプル {item} のキーのインデックスは 0 から {S - 1} までである。受け取った値は {answer}")
@@ -162,9 +162,8 @@ def check_3(answer: object, weights: torch.Tensor) -> None:
         raise ValueError(f"weights must be the per-head weights (N, H, L, S), got shape {tuple(weights.shape)}")
     N, H, L, S = weights.shape
     expected = weights.mean(dim=1)
-    if not isinstance(answer, torch.Tensor):
-        raise Mistake(f"the answer should be a tensor of shape (N, L, S) = {(N, L, S)}",
-                      f"答えは形状 (N, L, S) = {(N, L, S)} のテンソルにすること")
+    answer = as_tensor(answer, Mistake(f"the answer should be a tensor of shape (N, L, S) = {(N, L, S)}",
+                                       f"答えは形状 (N, L, S) = {(N, L, S)} のテンソルにすること"), weights.dtype)
     if answer.shape != expected.shape:
         if answer.shape == (N, H, S) or answer.shape == (N, H, L):
             raise Mistake("that averages over the queries or the keys; the heads are dimension 1 of (N, H, L, S)",

@@ -9,7 +9,7 @@ import ipywidgets as widgets
 import torch
 
 from helpers import arguments
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, as_bool_tensor, as_numbers, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
 from helpers.language import say
 from helpers.masks import causal_mask, key_padding_mask
@@ -118,9 +118,10 @@ def check_1(answer: object, mha: torch.nn.MultiheadAttention, x: torch.Tensor, w
     mha, x = _module(mha), arguments.floating(x, "x")
     L = x.shape[1]
     expected = _window(L, width)
-    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("attn_mask should be a bool tensor, True = not allowed (a float mask is added to the scores)",
-                      "attn_mask は bool テンソルにすること。True = 許されない（float のマスクはスコアに加算される）")
+    answer = as_bool_tensor(answer, Mistake("attn_mask should be a bool tensor, True = not allowed (a float mask is "
+                                            "added to the scores)",
+                                            "attn_mask は bool テンソルにすること。True = 許されない（float のマスクは"
+                                            "スコアに加算される）"))
     if answer.shape != expected.shape:
         raise Mistake(f"shape (L, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}",
                       f"形状は (L, S) = {tuple(expected.shape)} になるはずだが、{tuple(answer.shape)} になっている")
@@ -158,11 +159,8 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, batch: torch.Tenso
     with torch.no_grad():
         _, weights = mha(batch, batch, batch, attn_mask=causal_mask(L), key_padding_mask=key_padding_mask(lengths, L))
     expected = weights[item, query]
-    if isinstance(answer, torch.Tensor):
-        answer = answer.tolist()
-    if not isinstance(answer, list | tuple) or not all(isinstance(a, int | float) for a in answer):
-        raise Mistake(f"give a list of {L} numbers, one weight per key",
-                      f"{L} 個の数のリストで答えること（キーごとに 1 つの重み）")
+    answer = as_numbers(answer, Mistake(f"give a list of {L} numbers, one weight per key",
+                                        f"{L} 個の数のリストで答えること（キーごとに 1 つの重み）"))
     if len(answer) != L:
         raise Mistake(f"one weight per key: {L} numbers, got {len(answer)}",
                       f"キーごとに 1 つの重み、つまり {L} 個の数が必要だが、{len(answer)} 個になっている")
@@ -193,9 +191,8 @@ def check_3(answer: object, per_item: torch.Tensor, mha: torch.nn.MultiheadAtten
     N, L, S = per_item.shape
     H = mha.num_heads
     expected = per_item.repeat_interleave(H, dim=0)
-    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("keep the bool type of per_item: a bool tensor",
-                      "per_item と同じく bool テンソルにすること")
+    answer = as_bool_tensor(answer, Mistake("keep the bool type of per_item: a bool tensor",
+                                            "per_item と同じく bool テンソルにすること"))
     if answer.shape != expected.shape:
         raise Mistake(f"shape (N*num_heads, L, S) = {tuple(expected.shape)}, got {tuple(answer.shape)}",
                       f"形状は (N*num_heads, L, S) = {tuple(expected.shape)} になるはずだが、"

@@ -10,7 +10,7 @@ import torch
 
 from helpers import arguments
 from helpers.checks import AttnCallError, check_no_future_leak, check_padding_invariance
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, as_bool_tensor, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
 from helpers.masks import causal_mask, from_hf_attention_mask, to_additive_mask, to_sdpa_mask
@@ -199,9 +199,8 @@ def check_1(answer: object, hf_batch: torch.Tensor) -> None:
     pad_keys = from_hf_attention_mask(hf_batch)[:, None, :].expand(N, S, S)     # (N, L, S), True = pad key
     future = causal_mask(S).expand(N, S, S)                                      # True = a later key
     expected = ~(pad_keys | future)                                              # True = may attend
-    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("the mask should be a bool tensor (True = may attend)",
-                      "マスクは bool テンソル（True = 参照してよい）にすること")
+    answer = as_bool_tensor(answer, Mistake("the mask should be a bool tensor (True = may attend)",
+                                            "マスクは bool テンソル（True = 参照してよい）にすること"))
     if tuple(answer.shape) != (N, 1, S, S):
         raise Mistake(f"the shape should be (N, 1, L, S), with a size-1 head dimension; got {tuple(answer.shape)}",
                       f"形状は (N, 1, L, S) で、ヘッドの次元は大きさ 1 になるはずである。"

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from helpers import arguments
-from helpers.exercises import Mistake, call, exercise
+from helpers.exercises import Mistake, as_bool_tensor, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
 from helpers.masks import causal_mask, key_padding_mask, left_pad
@@ -524,9 +524,9 @@ def check_3(answer: object, L: int, S: int) -> None:
     if L > S:
         raise ValueError(f"L must be at most S, got L={L}, S={S}")
     expected = torch.ones(L, S, dtype=torch.bool).tril(diagonal=S - L)
-    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("SDPA takes a bool mask here: a bool tensor, True = may attend",
-                      "ここで SDPA に渡すのは bool マスク、つまり bool テンソルで True = 参照してよい")
+    answer = as_bool_tensor(answer, Mistake("SDPA takes a bool mask here: a bool tensor, True = may attend",
+                                            "ここで SDPA に渡すのは bool マスク、つまり bool テンソルで "
+                                            "True = 参照してよい"))
     if answer.shape != expected.shape:
         raise Mistake(f"the shape should be (L, S) = {(L, S)}, one row per new query; got {tuple(answer.shape)}",
                       f"形状は (L, S) = {(L, S)} で、新しいクエリごとに 1 行になるはずである。"

@@ -23,7 +23,7 @@ import ipywidgets as widgets
 import torch
 
 from helpers import arguments
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, as_ints, as_number, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
 from helpers.language import say
 from helpers.masks import causal_mask, key_padding_mask
@@ -364,9 +364,7 @@ def check_1(answer: object, batch: Sequence[int]) -> None:
     """Exercise 1: the fraction of attention scores wasted when `batch` (real lengths) is padded to its longest."""
     batch = _check_lengths(batch, "batch")
     cost = padded_cost([batch])
-    if isinstance(answer, bool) or not isinstance(answer, int | float):
-        raise Mistake(f"give a Python number such as 0.5, not a {type(answer).__name__}",
-                      f"0.5 のような Python の数で答えること（{type(answer).__name__} ではなく）")
+    answer = as_number(answer, Mistake("give a number such as 0.5", "0.5 のような数で答えること"))
     if 1 < answer <= 100 and abs(answer / 100 - cost.wasted_attention) < 1e-3:
         raise Mistake("that is a percentage: give the fraction, between 0 and 1",
                       "それはパーセントである。0 から 1 の間の割合で答えること")
@@ -451,12 +449,8 @@ def check_3(answer: object, doc_lengths: Sequence[int]) -> None:
     """Exercise 3: the position ids of documents of `doc_lengths` packed into one row, each as if alone."""
     doc_lengths = _check_lengths(doc_lengths, "doc_lengths")
     row = pack(doc_lengths)
-    if isinstance(answer, torch.Tensor):
-        raise Mistake("give a list of ints (a tensor's .tolist() makes one)",
-                      "int のリストで答えること（テンソルは .tolist() でリストになる）")
-    if not isinstance(answer, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in answer):
-        raise Mistake("give a list of ints, one position per token",
-                      "トークンごとに 1 つの位置を、int のリストで答えること")
+    answer = list(as_ints(answer, Mistake("give a list of ints, one position per token",
+                                          "トークンごとに 1 つの位置を、int のリストで答えること")))
     if len(answer) != len(row.position):
         raise Mistake(f"one position per token of the row: {len(row.position)} of them, got {len(answer)}",
                       f"行のトークンごとに位置が 1 つ、つまり {len(row.position)} 個要る。"

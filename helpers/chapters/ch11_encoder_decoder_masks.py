@@ -22,7 +22,7 @@ from torch import nn
 
 from helpers import arguments
 from helpers.attention import attention_steps, combined_mask
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, as_bool_tensor, as_tensor, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
 from helpers.masks import as_blocked, causal_mask, key_padding_mask
@@ -544,23 +544,14 @@ EXPLORERS = (encoder_decoder_explorer,)
 
 # ---- Exercise checks -------------------------------------------------------------------------------------------
 
-def _bool_mask(answer: object) -> torch.Tensor:
-    if not isinstance(answer, torch.Tensor):
-        raise Mistake(f"the mask should be a torch.Tensor, got {type(answer).__name__}",
-                      f"マスクは torch.Tensor にすること。渡されたのは {type(answer).__name__} である")
-    if answer.dtype != torch.bool:
-        raise Mistake(f"the mask should be a bool tensor (True = blocked), got dtype {answer.dtype}",
-                      f"マスクは bool テンソル（True = 遮断）にすること。dtype が {answer.dtype} になっている")
-    return answer
-
-
 @exercise
 def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> None:
     """Exercise 1: the cross-attention mask of a right-padded batch, bool (N, T, S), True = blocked."""
     masks = three_masks(src_lengths, tgt_lengths)
     expected = masks.cross
     N, T, S = expected.shape
-    answer = _bool_mask(answer)
+    answer = as_bool_tensor(answer, Mistake("the mask should be a bool tensor (True = blocked)",
+                                            "マスクは bool テンソル（True = 遮断）にすること"))
     if tuple(answer.shape) == (N, S, T):
         raise Mistake("the shape is transposed: one row per target query, one column per source key",
                       "行と列が逆になっている（形状が転置されている）。"
@@ -691,6 +682,12 @@ def check_2(answer: object, model: nn.Transformer, src: torch.Tensor, tgt: torch
         raise Mistake(f"give a dict of keyword arguments, e.g. {{'tgt_mask': ...}}, got {type(answer).__name__}",
                       f"キーワード引数の dict（たとえば {{'tgt_mask': ...}}）で答えること。"
                       f"渡されたのは {type(answer).__name__} である")
+    answer = {name: value if name not in MASK_ARGUMENTS or value is None else
+              as_tensor(value, Mistake(f"{name} should be a mask tensor (bool, True = blocked; or float, added to "
+                                       "the scores) or None",
+                                       f"{name} はマスクのテンソル（bool で True = 遮断、または float でスコアに加算）"
+                                       "か None にすること"))
+              for name, value in answer.items()}
     unknown = sorted(set(answer) - set(MASK_ARGUMENTS) - set(HINTS))
     if unknown:
         raise Mistake(f"nn.Transformer has no mask argument named {unknown[0]!r}; its six are {list(MASK_ARGUMENTS)}",
@@ -735,9 +732,12 @@ def check_3(answer: object, target_ids: torch.Tensor, pad_id: int, start_id: int
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
         raise Mistake("give two tensors: (labels, decoder_input_ids)",
                       "2 つのテンソルの組 (labels, decoder_input_ids) で答えること")
+    answer = [as_tensor(t, Mistake(f"{name} should be a torch.long tensor of token ids",
+                                   f"{name} はトークン ID の torch.long テンソルにすること"))
+              for name, t in zip(("labels", "decoder_input_ids"), answer, strict=True)]
     labels, decoder_input_ids = answer
     for name, t in (("labels", labels), ("decoder_input_ids", decoder_input_ids)):
-        if not isinstance(t, torch.Tensor) or t.dtype != torch.long:
+        if t.dtype != torch.long:
             raise Mistake(f"{name} should be a torch.long tensor of token ids",
                           f"{name} はトークン ID の torch.long テンソルにすること")
         if tuple(t.shape) != tuple(target_ids.shape):

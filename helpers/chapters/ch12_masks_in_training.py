@@ -25,7 +25,7 @@ from torch import nn
 
 from helpers import arguments
 from helpers.chapters.ch09_batched_generation import TinyLM
-from helpers.exercises import Mistake, call, exercise
+from helpers.exercises import Mistake, as_tensor, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
 from helpers.masks import causal_mask, key_padding_mask, left_pad
@@ -512,16 +512,11 @@ EXPLORERS = (training_explorer,)
 
 # --- the exercise checks ---
 
-def _tensor_answer(answer: object, name: str, name_ja: str) -> torch.Tensor:
-    if not isinstance(answer, torch.Tensor):
-        raise Mistake(f"{name} should be a torch.Tensor", f"{name_ja}は torch.Tensor にすること")
-    return answer
-
-
 @exercise
 def check_1(answer: object, ids: torch.Tensor, attention_mask: torch.Tensor) -> None:
     """Exercise 1: labels for a batch padded with the <eos> id, -100 wherever attention_mask is 0."""
-    answer = _tensor_answer(answer, "the labels", "ラベル")
+    answer = as_tensor(answer, Mistake("the labels should be a tensor of token ids",
+                                       "ラベルはトークン ID のテンソルにすること"))
     expected = labels_by_position(ids, attention_mask)
     if answer.shape != expected.shape:
         raise Mistake(f"the labels should have the shape of ids, {tuple(ids.shape)}",

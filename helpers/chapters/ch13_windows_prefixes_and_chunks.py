@@ -19,7 +19,6 @@ builds a mask from a window width, a prefix, sinks, a chunk size and a number of
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 
 import ipywidgets as widgets
@@ -32,7 +31,7 @@ from helpers.attention import attention_steps
 from helpers.chapters.ch09_batched_generation import TinyLM
 from helpers.chapters.ch10_packing_and_the_cost_of_padding import sliding_window_mod
 from helpers.checks import receptive_field
-from helpers.exercises import Mistake, call, exercise
+from helpers.exercises import Mistake, as_bool_tensor, as_ints, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
 
@@ -388,34 +387,11 @@ EXPLORERS = (mask_explorer,)
 
 # --- the exercises' checks (each computes the expected answer from the problem's data) ---
 
-def _counts(answer: object) -> tuple[int, ...] | None:
-    """A learner's counts as a tuple of ints: a tuple or list of ints (Python, NumPy or 0-d integer tensors) or a
-    1-D integer tensor; None if it is none of these."""
-    if isinstance(answer, torch.Tensor):
-        if answer.dim() != 1 or answer.dtype.is_floating_point or answer.dtype.is_complex \
-                or answer.dtype == torch.bool:
-            return None
-        return tuple(int(a) for a in answer.tolist())
-    if not isinstance(answer, (tuple, list)):
-        return None
-    counts = []
-    for a in answer:
-        if isinstance(a, torch.Tensor) and a.dim() == 0 and not a.dtype.is_floating_point \
-                and not a.dtype.is_complex and a.dtype != torch.bool:
-            a = int(a)
-        if not isinstance(a, numbers.Integral) or isinstance(a, bool):
-            return None
-        counts.append(int(a))
-    return tuple(counts)
-
-
 @exercise
 def check_1(answer: object, left: int, queries: tuple[int, ...]) -> None:
     """Exercise 1: keys seen by each query under flash-attn's window_size=(left, 0), causal=True."""
-    counts = _counts(answer)
-    if counts is None:
-        raise Mistake("give a tuple of ints, one per query",
-                      "クエリ 1 つにつき 1 つ、int のタプルで答えること")
+    counts = as_ints(answer, Mistake("give a tuple of ints, one per query",
+                                     "クエリ 1 つにつき 1 つ、int のタプルで答えること"))
     if len(counts) != len(queries):
         raise Mistake(f"give one count per query: {len(queries)} of them",
                       f"クエリ 1 つにつき個数を 1 つ、全部で {len(queries)} 個答えること")
@@ -454,9 +430,8 @@ def check_1(answer: object, left: int, queries: tuple[int, ...]) -> None:
 def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
     """Exercise 2: the (chunk, cached + chunk) mask of a chunk against a cache, with a window; True = blocked."""
     expected = chunk_mask(chunk, cached, window)
-    if not isinstance(answer, torch.Tensor) or answer.dtype != torch.bool:
-        raise Mistake("give a bool tensor, True = blocked (the helpers' convention)",
-                      "bool テンソルで答えること。True = 遮断（helpers の規約）")
+    answer = as_bool_tensor(answer, Mistake("give a bool tensor, True = blocked (the helpers' convention)",
+                                            "bool テンソルで答えること。True = 遮断（helpers の規約）"))
     if tuple(answer.shape) != tuple(expected.shape):
         raise Mistake(f"the mask has one row per query of the chunk and one column per key it can be compared with "
                       f"(the cached keys and the chunk's own), got shape {tuple(answer.shape)}",

@@ -7,7 +7,7 @@ from helpers.chapters import ch01_the_pad_question as ch01
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
 from helpers.language import speaking
-from tests.chapters import japanese_hint
+from tests.chapters import accepts_every_form, japanese_hint, refuses_the_wrong_kind
 
 
 def test_pad_cells_view_counts():
@@ -118,3 +118,21 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     }
     for hint, answer in wrong_3.items():
         assert hint in japanese_hint(ch01.check_3, answer, scores, ids)
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    mask = (IDS != 1).unsqueeze(1)
+    accepts_every_form(ch01.check_1, mask, IDS)
+    accepts_every_form(ch01.check_2, (25, 12), IDS)
+    ids, scores = IDS[:1], torch.randn(1, 5, 5, generator=torch.Generator().manual_seed(0))
+    both = (ids != 1).unsqueeze(2) & (ids != 1).unsqueeze(1)
+    accepts_every_form(ch01.check_3, scores.masked_fill(~both, -1e9), scores, ids)
+    refuses_the_wrong_kind(ch01.check_1, mask.int().numpy(), "a numpy int32 array of shape (2, 1, 5)",
+                           "numpy の int32 配列（形状 (2, 1, 5)）", IDS)
+    refuses_the_wrong_kind(ch01.check_2, (25, "12"), "a tuple of length 2 holding a str", "str を含む tuple（長さ 2）",
+                           IDS)
+    refuses_the_wrong_kind(ch01.check_2, [25, 12, 0], "a list of length 3", "list（長さ 3）", IDS)
+    refuses_the_wrong_kind(ch01.check_3, both, "a torch.bool tensor of shape (1, 5, 5)",
+                           "torch.bool のテンソル（形状 (1, 5, 5)）", scores, ids)

@@ -2,6 +2,7 @@
 
 import re
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -10,7 +11,7 @@ from helpers import toy
 from helpers.chapters import ch02_softmax_on_masked_rows as ch02
 from helpers.exercises import Mistake
 from helpers.language import speaking
-from tests.chapters import japanese_hint
+from tests.chapters import accepts_every_form, japanese_hint, refuses_the_wrong_kind
 
 
 def test_softmax_view_book_settings():
@@ -210,3 +211,22 @@ def test_the_hints_kept_in_tables_follow_the_style_guide():
     rules = forbidden_variants()
     texts = [ja for _, ja in ch02.ROW_NAMES] + [ja for _, (_, ja) in ch02.FLOAT16_ROWS.values()]
     assert len(texts) == 6 and not [p for text in texts for p in style_problems("ch02", text, rules)]
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    tokens = toy.tokens(n_pads=3)
+    accepts_every_form(ch02.check_2, 0.2, tokens)                  # np.array(0.2) was refused, np.float64(0.2) not
+    ch02.check_2.solution(np.array(0.2), tokens)
+    ids, _, q, k, _ = toy.qkv(toy.tokens(n_pads=2))
+    row, key_is_pad = (q @ k.transpose(-2, -1) / 2)[0, 0], (ids == toy.PAD_ID)[0]
+    accepts_every_form(ch02.check_3, torch.finfo(torch.float16).min, row, key_is_pad)
+    ch02.check_3.solution(torch.tensor(torch.finfo(torch.float16).min, dtype=torch.float16), row, key_is_pad)
+    refuses_the_wrong_kind(ch02.check_2, np.bool_(True), "a numpy bool", "numpy の bool", tokens)
+    refuses_the_wrong_kind(ch02.check_2, [0.2, 0.2], "a list of length 2", "list（長さ 2）", tokens)
+    refuses_the_wrong_kind(ch02.check_3, "-65504", "a str", "str", row, key_is_pad)
+    with pytest.raises(Mistake, match="from a row of -inf"):                   # NaN still reaches its own hint
+        ch02.check_2(np.array(np.nan), tokens)
+    with pytest.raises(Mistake, match="NaN is no fill"):
+        ch02.check_3(torch.tensor(float("nan")), row, key_is_pad)

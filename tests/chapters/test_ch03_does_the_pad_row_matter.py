@@ -7,7 +7,7 @@ from helpers import toy
 from helpers.chapters import ch03_does_the_pad_row_matter as ch03
 from helpers.exercises import Mistake
 from helpers.language import speaking
-from tests.chapters import japanese_hint
+from tests.chapters import accepts_every_form, japanese_hint, refuses_the_wrong_kind
 
 TOKENS = ["犬", "猫", "鳥", "<pad>", "<pad>"]
 
@@ -224,3 +224,16 @@ def test_the_hints_kept_in_a_table_follow_the_style_guide():
     rules = forbidden_variants()
     texts = [ja for _, ja in ch03.HEAD_HINTS.values()]
     assert len(texts) == 4 and not [p for text in texts for p in style_problems("ch03", text, rules)]
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    x, W1, W2, pad = _chapter_data()
+    h1, _ = ch03.attention_layer(x, W1, pad)
+    right = ch03.attention_layer(torch.where(pad.unsqueeze(-1), 0.0, h1), W2, pad)[0]
+    accepts_every_form(ch03.check_1, right, h1, W2, pad)
+    ch03.check_1.solution(right.double(), h1, W2, pad)                         # another float dtype
+    refuses_the_wrong_kind(ch03.check_1, {"output": right}, "a dict of length 1", "dict（長さ 1）", h1, W2, pad)
+    with pytest.raises(Mistake, match="store the output only"):               # its own hint comes first
+        ch03.check_1((right, None), h1, W2, pad)

@@ -8,7 +8,7 @@ from helpers.chapters import ch04_key_padding_mask as ch04
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
 from helpers.language import speaking
-from tests.chapters import japanese_hint
+from tests.chapters import accepts_every_form, japanese_hint, refuses_the_wrong_kind
 
 
 def test_kpm_batch_is_the_write_ups_data():
@@ -92,7 +92,7 @@ def test_check_2_finds_the_winning_key_and_names_each_mistake():
     mha, data = _chapter_module(), ch04.kpm_batch(1000)
     kpm = (data == 1000)[:, :, 0]
     ch04.check_2.solution(0, mha, data, kpm)
-    wrong = {"an int": 0.0, "runs from 0 to 4": 5, "pad key of item 1": 3, "positive query": 2,
+    wrong = {"an int": 0.5, "runs from 0 to 4": 5, "pad key of item 1": 3, "positive query": 2,
              "reason from step 7": 1}
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
@@ -104,7 +104,7 @@ def test_check_2_finds_the_winning_key_and_names_each_mistake():
 def test_check_3_accepts_the_head_average_and_names_each_mistake():
     weights = torch.softmax(torch.randn(3, 2, 5, 5, generator=torch.Generator().manual_seed(0)), dim=-1)
     ch04.check_3.solution(weights.mean(dim=1), weights)
-    wrong = {"a tensor": weights.mean(dim=1).tolist(), "queries or the keys": weights.mean(dim=2),
+    wrong = {"a tensor": "weights", "queries or the keys": weights.mean(dim=2),
              "one head's table": weights[:, 0], "sum over the heads": weights.sum(dim=1),
              r"shape \(N, L, S\)": weights, "equally": weights.amax(dim=1)}
     for hint, answer in wrong.items():
@@ -145,14 +145,32 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         assert hint in japanese_hint(ch04.check_1, answer, ids)
     mha, data = _chapter_module(), ch04.kpm_batch(1000)
     kpm = (data == 1000)[:, :, 0]
-    wrong_2 = {"0 から 4 までの int": 0.0, "受け取った値は 5": 5, "キー 3 はサンプル 1 のパッドのキー": 3,
+    wrong_2 = {"0 から 4 までの int": 0.5, "受け取った値は 5": 5, "キー 3 はサンプル 1 のパッドのキー": 3,
                "パッドが -500 なので": 2, "ステップ 7 から推論すること": 1}
     for hint, answer in wrong_2.items():
         assert hint in japanese_hint(ch04.check_2, answer, mha, data, kpm)
     weights = torch.softmax(torch.randn(3, 2, 5, 5, generator=torch.Generator().manual_seed(0)), dim=-1)
-    wrong_3 = {"形状 (N, L, S) = (3, 5, 5) のテンソル": weights.mean(dim=1).tolist(),
+    wrong_3 = {"形状 (N, L, S) = (3, 5, 5) のテンソル": "weights",
                "クエリかキーについて平均": weights.mean(dim=2), "1 つのヘッドの表": weights[:, 0],
                "ヘッドについての和": weights.sum(dim=1), "(3, 2, 5, 5) になっている": weights,
                "等しい割合で": weights.amax(dim=1)}
     for hint, answer in wrong_3.items():
         assert hint in japanese_hint(ch04.check_3, answer, weights)
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    ids = torch.tensor([[3, 1, 4, 0, 0], [1, 5, 9, 2, 6], [5, 3, 0, 0, 0]])
+    accepts_every_form(ch04.check_1, ids == 0, ids)
+    mha, data = _chapter_module(), ch04.kpm_batch(1000)
+    kpm = (data == 1000)[:, :, 0]
+    accepts_every_form(ch04.check_2, 0, mha, data, kpm)
+    ch04.check_2.solution(0.0, mha, data, kpm)                                 # a whole float is that int
+    weights = torch.softmax(torch.randn(3, 2, 5, 5, generator=torch.Generator().manual_seed(0)), dim=-1)
+    accepts_every_form(ch04.check_3, weights.mean(dim=1), weights)
+    refuses_the_wrong_kind(ch04.check_1, (ids == 0).long().tolist(), "a list of length 3", "list（長さ 3）", ids)
+    refuses_the_wrong_kind(ch04.check_2, 0.5, "a float", "float", mha, data, kpm)
+    refuses_the_wrong_kind(ch04.check_2, True, "a bool", "bool", mha, data, kpm)
+    refuses_the_wrong_kind(ch04.check_3, weights.mean(dim=1) > 0.2, "a torch.bool tensor of shape (3, 5, 5)",
+                           "torch.bool のテンソル（形状 (3, 5, 5)）", weights)

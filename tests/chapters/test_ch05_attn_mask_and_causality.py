@@ -8,7 +8,7 @@ from helpers.chapters import ch05_attn_mask_and_causality as ch05
 from helpers.exercises import Mistake
 from helpers.language import speaking
 from helpers.masks import causal_mask, key_padding_mask
-from tests.chapters import japanese_hint
+from tests.chapters import accepts_every_form, japanese_hint, refuses_the_wrong_kind
 
 
 @pytest.mark.parametrize(
@@ -175,3 +175,26 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
                "どのヘッド h についても": per_item.unsqueeze(0).expand(H, N, S, S).reshape(N * H, S, S).flip(0)}
     for hint, answer in wrong_3.items():
         assert hint in japanese_hint(ch05.check_3, answer, per_item, mha6, seq, reference)
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    mha, x = _all_ones_module(), torch.ones(1, 5, 1)
+    window = causal_mask(5) | torch.ones(5, 5, dtype=torch.bool).tril(-2)
+    accepts_every_form(ch05.check_1, window, mha, x)
+    batch = torch.ones(2, 5, 1)
+    accepts_every_form(ch05.check_2, (0.5, 0.5, 0, 0, 0), mha, batch)
+    N, H, S = 2, 3, 6
+    torch.manual_seed(0)
+    mha6 = torch.nn.MultiheadAttention(embed_dim=6, num_heads=H, batch_first=True)
+    seq = torch.randn(N, S, 6)
+    kpm = key_padding_mask([6, 4], max_len=S)
+    per_item = causal_mask(S)[None] | kpm[:, None, :]
+    with torch.no_grad():
+        reference, _ = mha6(seq, seq, seq, attn_mask=causal_mask(S), key_padding_mask=kpm)
+    accepts_every_form(ch05.check_3, per_item.repeat_interleave(H, 0), per_item, mha6, seq, reference)
+    refuses_the_wrong_kind(ch05.check_1, window.float().numpy(), "a numpy float32 array of shape (5, 5)",
+                           "numpy の float32 配列（形状 (5, 5)）", mha, x)
+    refuses_the_wrong_kind(ch05.check_2, [[0.5, 0.5, 0, 0, 0]], "a list of length 1", "list（長さ 1）", mha, batch)
+    refuses_the_wrong_kind(ch05.check_3, "per_item", "a str", "str", per_item, mha6, seq, reference)

@@ -3,6 +3,7 @@ the API computes."""
 
 import itertools
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -22,6 +23,7 @@ from helpers.chapters.ch06_mask_conventions import (
 from helpers.exercises import Mistake
 from helpers.language import speaking
 from helpers.masks import causal_mask, from_hf_attention_mask, to_sdpa_mask
+from tests.chapters import accepts_every_form, refuses_the_wrong_kind
 
 MHA, SDPA, MANUAL = APIS
 MHA_BOOL, SDPA_BOOL, HF_INT, HF_FLOAT, ADDITIVE = CONVENTIONS
@@ -243,3 +245,15 @@ def test_the_japanese_edition_hears_japanese_hints():
         for hint, answer in wrong_2.items():
             with pytest.raises(Mistake, match=hint):
                 ch06.check_2(answer, 8)
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    right = to_sdpa_mask(from_hf_attention_mask(HF_BATCH)[:, None, :] | causal_mask(4))[:, None]
+    accepts_every_form(ch06.check_1, right, HF_BATCH)       # a numpy bool array was told "should be a bool tensor"
+    refuses_the_wrong_kind(ch06.check_1, right.int(), "a torch.int32 tensor of shape (2, 1, 4, 4)",
+                           "torch.int32 のテンソル（形状 (2, 1, 4, 4)）", HF_BATCH)
+    refuses_the_wrong_kind(ch06.check_1, right.numpy().astype(np.float64),
+                           "a numpy float64 array of shape (2, 1, 4, 4)",
+                           "numpy の float64 配列（形状 (2, 1, 4, 4)）", HF_BATCH)

@@ -3,6 +3,7 @@ code path returns for rows with no visible key and for pad rows), and the exerci
 
 import itertools
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -27,6 +28,7 @@ from helpers.exercises import Mistake
 from helpers.explorer import view_html
 from helpers.language import speaking
 from helpers.masks import causal_mask, fill_value, key_padding_mask
+from tests.chapters import accepts_every_form, refuses_the_wrong_kind
 
 MANUAL_INF, MANUAL_MIN, SDPA, MHA_WEIGHTS, MHA, ENCODER = FAST_PATHS
 TRAINING, EVAL_GRAD, NO_GRAD, FROZEN = FAST_MODES
@@ -398,3 +400,12 @@ def test_the_table_rows_and_path_names_are_japanese_words_in_the_japanese_editio
             assert ", " not in japanese or english == japanese, japanese   # no ASCII comma between Japanese words
             assert "softmax" not in japanese.replace("masked_fill", ""), japanese   # ソフトマックス in Japanese
     assert ch07.label("MHA, eval + no_grad") == "MHA, eval + no_grad"
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    right = torch.ones(2, 5, dtype=torch.bool).tril(diagonal=3)
+    accepts_every_form(ch07.check_3, right, 2, 5)
+    refuses_the_wrong_kind(ch07.check_3, right.numpy().astype(np.uint8), "a numpy uint8 array of shape (2, 5)",
+                           "numpy の uint8 配列（形状 (2, 5)）", 2, 5)

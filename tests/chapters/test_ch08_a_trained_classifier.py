@@ -1,6 +1,7 @@
 """Chapter 8 (helpers.chapters.ch08_a_trained_classifier): the synthetic task, the book-style classifier, its
 training and its explorer."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -9,6 +10,7 @@ from helpers.chapters import ch08_a_trained_classifier as ch08
 from helpers.exercises import Mistake
 from helpers.explorer import REFUSED, REFUSED_JA, view_html
 from helpers.language import speaking
+from tests.chapters import accepts_every_form, refuses_the_wrong_kind
 
 
 def test_label_rule_and_twins():
@@ -146,7 +148,7 @@ def test_check_2_counts_the_flips_and_names_each_mistake():
     flipped = ch08.flipped_lengths(unmasked, sentence, range(len(sentence), 49), reference=20)
     assert len(sentence) in flipped and 0 < len(flipped) < 39 - len(flipped)   # the hints below can be told apart
     ch08.check_2.solution(len(flipped), unmasked, sentence)
-    wrong = {"an int": float(len(flipped)), "AGREES": 39 - len(flipped), "own length": len(flipped) - 1,
+    wrong = {"an int": len(flipped) + 0.5, "AGREES": 39 - len(flipped), "own length": len(flipped) - 1,
              "masked model gives": 0, "both included": len(flipped) + 5}
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
@@ -210,7 +212,7 @@ def test_the_japanese_edition_hears_japanese_hints():
             ["<cls>", "猫", "が", "好き", "鳥", "が", "とても", "嫌い", "けど"],
         "「最後の」節の感情": ["<cls>", "鳥", "が", "好き", "けど", "猫", "が", "とても", "嫌い"],
     }
-    wrong_2 = {"個数を int で": float(len(flipped)), "「一致する」": 39 - len(flipped),
+    wrong_2 = {"個数を int で": len(flipped) + 0.5, "「一致する」": 39 - len(flipped),
                "文そのものの長さ": len(flipped) - 1, "マスクありのモデルの答え": 0, "両端を含む": len(flipped) + 5}
     wrong_3 = {"2 つの数の組": 0.66, "百分率": (66.0, 70.0),
                "マスク「あり」の正解率": tuple(round(a, 2) for a in with_mask),
@@ -225,3 +227,21 @@ def test_the_japanese_edition_hears_japanese_hints():
         for hint, answer in wrong_3.items():
             with pytest.raises(Mistake, match=hint):
                 ch08.check_3(answer, masked, test_set, unmasked)
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    masked, unmasked = ch08.trained(True).model, ch08.trained(False).model
+    sentence = ch08.datasets()[1][50].tokens
+    flipped = ch08.flipped_lengths(unmasked, sentence, range(len(sentence), 49), reference=20)
+    accepts_every_form(ch08.check_2, len(flipped), unmasked, sentence)
+    test_set = ch08.datasets()[1]
+    without = tuple(round(ch08.accuracy_at(masked, test_set, P, key_mask=False), 2) for P in (20, 32))
+    accepts_every_form(ch08.check_3, without, masked, test_set)
+    refuses_the_wrong_kind(ch08.check_2, True, "a bool", "bool", unmasked, sentence)
+    refuses_the_wrong_kind(ch08.check_2, str(len(flipped)), "a str", "str", unmasked, sentence)
+    refuses_the_wrong_kind(ch08.check_3, (without[0], None), "a tuple of length 2 holding a NoneType",
+                           "NoneType を含む tuple（長さ 2）", masked, test_set)
+    refuses_the_wrong_kind(ch08.check_3, np.array(without * 2), "a numpy float64 array of shape (4,)",
+                           "numpy の float64 配列（形状 (4,)）", masked, test_set)

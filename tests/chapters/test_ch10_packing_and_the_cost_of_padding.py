@@ -3,6 +3,7 @@
 
 import itertools
 
+import numpy as np
 import pytest
 import torch
 from torch.nn.attention.flex_attention import create_mask
@@ -12,6 +13,7 @@ from helpers.exercises import Mistake
 from helpers.explorer import view_html
 from helpers.language import speaking
 from helpers.masks import causal_mask, key_padding_mask
+from tests.chapters import accepts_every_form, refuses_the_wrong_kind
 
 
 def test_padded_cost_counts_squares_and_rows():
@@ -142,7 +144,7 @@ def test_check_1_accepts_the_wasted_fraction_and_names_each_mistake():
     batch = [7, 2, 3, 12, 5]
     ch10.check_1.solution(1 - (49 + 4 + 9 + 144 + 25) / (5 * 144), batch)
     wrong = {
-        "Python number": "0.68",
+        "a number such as 0.5; got a str": "0.68",
         "percentage": 100 * (1 - 231 / 720),
         "useful share": 231 / 720,
         "counts pad positions": 1 - 29 / 60,
@@ -152,7 +154,7 @@ def test_check_1_accepts_the_wasted_fraction_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch10.check_1(answer, batch)
-    with pytest.raises(Mistake, match="Python number"):
+    with pytest.raises(Mistake, match="a number such as 0.5; got a bool"):
         ch10.check_1(True, batch)
 
 
@@ -181,13 +183,12 @@ def test_check_3_accepts_restarted_positions_and_names_each_mistake():
     docs = [3, 1, 4, 2]
     ch10.check_3.solution([0, 1, 2, 0, 0, 1, 2, 3, 0, 1], docs)
     wrong = {
-        "tolist": torch.tensor([0, 1, 2, 0, 0, 1, 2, 3, 0, 1]),
         "one position per token": [0, 1, 2, 0],
         "run on across the whole row": list(range(10)),
         "document ids": [0, 0, 0, 1, 2, 2, 2, 2, 3, 3],
         "start at 0": [1, 2, 3, 1, 1, 2, 3, 4, 1, 2],
         r"document 2 \(slots 4 to 7\)": [0, 1, 2, 0, 0, 1, 2, 2, 0, 1],
-        "list of ints": [0.0] * 10,
+        "list of ints": [0.5] * 10,
     }
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
@@ -200,7 +201,7 @@ def test_the_checks_hint_in_japanese():
     batch = [7, 2, 3, 12, 5]
     with speaking("ja"):
         wrong_1 = {
-            "Python の数で答えること": "0.68",
+            "0.5 のような数で答えること。渡されたのは str である": "0.68",
             "パーセントである": 100 * (1 - 231 / 720),
             "有用なスコアの割合": 231 / 720,
             "パッドの位置.*を数えている": 1 - 29 / 60,
@@ -229,13 +230,12 @@ def test_the_checks_hint_in_japanese():
                 ch10.check_2(answer)
         docs = [3, 1, 4, 2]
         wrong_3 = {
-            r"\.tolist\(\) でリストになる": torch.tensor([0, 1, 2, 0, 0, 1, 2, 3, 0, 1]),
             "10 個要る。答えは 4 個である": [0, 1, 2, 0],
             "行全体の通し番号": list(range(10)),
             "文書 ID": [0, 0, 0, 1, 2, 2, 2, 2, 3, 3],
             "0 から始まる": [1, 2, 3, 1, 1, 2, 3, 4, 1, 2],
             "文書 2（スロット 4〜7）": [0, 1, 2, 0, 0, 1, 2, 2, 0, 1],
-            "int のリストで答えること": [0.0] * 10,
+            "int のリストで答えること。渡されたのは list（長さ 10）である": [0.5] * 10,
         }
         for hint, answer in wrong_3.items():
             with pytest.raises(Mistake, match=hint) as raised:
@@ -257,3 +257,15 @@ def test_the_summary_speaks_japanese_and_english_is_unchanged():
         box = ch10.packing_explorer()
         assert box.summary.value.startswith("log-normal の長さ")
     assert ch10.packing_view("log-normal", 4, "pack").summary == english
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    batch = [7, 2, 3, 12, 5]
+    accepts_every_form(ch10.check_1, 1 - (49 + 4 + 9 + 144 + 25) / (5 * 144), batch)
+    docs = [3, 1, 4, 2]
+    accepts_every_form(ch10.check_3, (0, 1, 2, 0, 0, 1, 2, 3, 0, 1), docs)   # a tensor was refused
+    refuses_the_wrong_kind(ch10.check_1, [0.3, 0.4], "a list of length 2", "list（長さ 2）", batch)
+    refuses_the_wrong_kind(ch10.check_3, np.array([[0, 1, 2, 0, 0, 1, 2, 3, 0, 1]]),
+                           "a numpy int64 array of shape (1, 10)", "numpy の int64 配列（形状 (1, 10)）", docs)

@@ -1,6 +1,7 @@
 """Chapter 11 (helpers.chapters.ch11_encoder_decoder_masks): the three masks, nn.Transformer written out, the
 misroutings, the explorer, and the exercise checks."""
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -10,6 +11,7 @@ from helpers.chapters import ch11_encoder_decoder_masks as ch11
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
 from helpers.language import speaking
+from tests.chapters import accepts_every_form, forms, refuses_the_wrong_kind
 
 pytestmark = [pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage"),
               pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask and attn_mask")]
@@ -149,7 +151,7 @@ def test_check_1_accepts_the_cross_mask_and_names_each_mistake():
     tgt_pads = key_padding_mask(TGT_1)
     wrong = {
         "bool tensor": right.int(),
-        "torch.Tensor": right.tolist(),
+        r"bool tensor \(True = blocked\); got a str": "right",
         "transposed": right.transpose(1, 2),
         r"shape should be \(N, T, S\)": right[:, 0],
         "polarity is flipped": ~right,
@@ -287,7 +289,7 @@ def test_check_1_hints_in_japanese():
     tgt_pads = key_padding_mask(TGT_1)
     wrong = {
         "bool テンソル（True = 遮断）にすること": right.int(),
-        "torch.Tensor にすること": right.tolist(),
+        "にすること。渡されたのは str である": "right",
         "行と列が逆になっている（形状が転置されている）": right.transpose(1, 2),
         r"形状は \(N, T, S\)": right[:, 0],
         "極性が逆である": ~right,
@@ -358,3 +360,31 @@ def test_check_3_hints_in_japanese():
         for hint, answer in wrong.items():
             with pytest.raises(Mistake, match=hint):
                 ch11.check_3(answer, targets, 1, 2)
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind(batch):
+    right = key_padding_mask(SRC_1)[:, None, :].expand(3, 5, 6)
+    accepts_every_form(ch11.check_1, right, SRC_1, TGT_1)
+    refuses_the_wrong_kind(ch11.check_1, right.numpy().astype(np.int64), "a numpy int64 array of shape (3, 5, 6)",
+                           "numpy の int64 配列（形状 (3, 5, 6)）", SRC_1, TGT_1)
+    correct = ch11.routed("correct", batch[3])
+    for name, form in (("numpy arrays", {k: v.numpy() for k, v in correct.items()}),
+                       ("nested lists", {k: v.tolist() for k, v in correct.items()})):
+        try:
+            ch11.check_2.solution(form, *batch)
+        except Mistake as mistake:
+            pytest.fail(f"check 2 refused the right masks as {name}: {mistake.en}")
+    refuses_the_wrong_kind(ch11.check_2, {**correct, "src_key_padding_mask": "pads"}, "a str", "str", *batch)
+    targets = torch.tensor([[30, 31, 32, 2], [33, 2, 1, 1], [34, 35, 2, 1]])
+    labels = targets.masked_fill(targets == 1, -100)
+    shifted = torch.cat([torch.full((3, 1), 2), targets[:, :-1]], 1)
+    for name, form in forms(labels).items():
+        try:
+            ch11.check_3.solution((form, forms(shifted)[name]), targets, 1, 2)
+        except Mistake as mistake:
+            pytest.fail(f"check 3 refused the right pair as {name}s: {mistake.en}")
+    refuses_the_wrong_kind(ch11.check_3, ("labels", shifted), "a str", "str", targets, 1, 2)
+    with pytest.raises(Mistake, match="torch.long tensor"):                  # the dtype is still judged
+        ch11.check_3((labels.numpy().astype(np.float32), shifted), targets, 1, 2)

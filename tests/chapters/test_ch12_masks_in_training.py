@@ -1,5 +1,6 @@
 """Chapter 12 (helpers.chapters.ch12_masks_in_training): dead-row fixes, labels, pooling, the explorer, the checks."""
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -9,6 +10,7 @@ from helpers.chapters import ch12_masks_in_training as ch12
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
 from helpers.language import speaking
+from tests.chapters import accepts_every_form, refuses_the_wrong_kind
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +184,7 @@ def test_check_1_accepts_labels_by_position_and_names_each_mistake():
     ch12.check_1.solution(torch.where(MASK == 1, IDS, -100), IDS, MASK)
     ch12.check_1.solution(IDS * MASK - 100 * (1 - MASK), IDS, MASK)
     wrong = {
-        "should be a torch.Tensor": IDS.tolist(),
+        "should be a tensor of token ids; got a str": "IDS",
         "shape of ids": IDS[:, :-1],
         "int64 tensor": IDS.float(),
         "got torch.int32": IDS.masked_fill(MASK == 0, -100).int(),
@@ -276,7 +278,7 @@ def test_mha_run_need_weights_decides_in_either_mode_and_layout(mha):
 
 def test_the_checks_give_their_hints_in_japanese():
     with speaking("ja"):
-        for hint, answer in {"^ラベルは torch.Tensor にすること$": IDS.tolist(),
+        for hint, answer in {"^ラベルはトークン ID のテンソルにすること。渡されたのは str である$": "IDS",
                              "^-100 が実トークンの位置に入っている。": IDS.masked_fill(MASK == 1, -100),
                              "^実トークンの <eos> がラベルを失っている。": IDS.masked_fill(IDS == 10, -100),
                              "^ラベルをずらさないこと。": IDS.roll(-1, 1).masked_fill(MASK == 0, -100),
@@ -320,3 +322,13 @@ def test_the_explorer_summary_in_japanese_and_english_unchanged():
         box.controls["fill"].value = "finfo.min"
         assert "勾配はすべて有限" in box.summary.value
     assert english == ch12.training_view().summary and english.startswith("lengths [3, 5], left padding")
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    accepts_every_form(ch12.check_1, IDS.masked_fill(MASK == 0, -100), IDS, MASK)   # a list of lists was refused
+    refuses_the_wrong_kind(ch12.check_1, {6, 7}, "a set of length 2", "set（長さ 2）", IDS, MASK)
+    refuses_the_wrong_kind(ch12.check_1, [[6, 7], [8]], "a list of length 2", "list（長さ 2）", IDS, MASK)
+    with pytest.raises(Mistake, match="int64 tensor, got torch.float64"):      # the dtype is still judged
+        ch12.check_1(IDS.masked_fill(MASK == 0, -100).numpy().astype(np.float64), IDS, MASK)

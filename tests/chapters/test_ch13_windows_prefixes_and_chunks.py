@@ -15,6 +15,7 @@ from helpers.exercises import Mistake
 from helpers.explorer import view_html
 from helpers.language import speaking
 from helpers.masks import causal_mask
+from tests.chapters import accepts_every_form, refuses_the_wrong_kind
 
 
 def brute_window(n, keys):
@@ -199,13 +200,14 @@ def test_check_1_accepts_the_counts_and_names_each_mistake():
     for hint, answer in {"tuple of ints": 5, "one count per query": (5,), "with the query itself": (4, 3),
                          "nothing to the right": (9, 3), "fewer keys behind": (5, 5),
                          "wrong order": (3, 5), "count again": (6, 3), "query itself is missing": (4, 2),
-                         "whole past": (11, 3), "positions count from 0": (5, 2), "tuple of ints,": (5.0, 3.0)}.items():
+                         "whole past": (11, 3), "positions count from 0": (5, 2),
+                         "tuple of ints, one per query; got a tuple": (5.5, 3.0)}.items():
         with pytest.raises(Mistake, match=hint):
             ch13.check_1(answer, 4, (10, 2))
     for right in ([5, 3], torch.tensor([5, 3]), (np.int64(5), np.int64(3)), tuple(torch.tensor([5, 3]))):
         ch13.check_1(right, 4, (10, 2))                                                  # other styles, accepted
     with pytest.raises(Mistake, match="tuple of ints"):
-        ch13.check_1(torch.tensor([5.0, 3.0]), 4, (10, 2))
+        ch13.check_1(torch.tensor([5.0, 3.5]), 4, (10, 2))
 
 
 def test_check_2_accepts_the_chunk_mask_and_names_each_mistake():
@@ -265,7 +267,7 @@ def test_the_checks_give_their_hints_in_japanese():
     with speaking("ja"):
         for hint, answer in {"^window_size\\[0\\] を、クエリ自身を含めたキーの数として読んでいる。": (4, 3),
                              "^クエリ自身が抜けている。": (4, 2), "^位置は 0 から数える。": (5, 2),
-                             "^クエリ 1 つにつき 1 つ、int のタプルで答えること$": 5,
+                             "^クエリ 1 つにつき 1 つ、int のタプルで答えること。渡されたのは int である$": 5,
                              "全部で 2 個答えること$": (5,)}.items():
             with pytest.raises(Mistake, match=hint):
                 ch13.check_1(answer, 4, (10, 2))
@@ -305,3 +307,17 @@ def test_the_explorer_summary_in_japanese_and_english_unchanged():
         box.controls["width"].value = 4
         assert "2 層で 7 個の位置に届く（= 2·(4−1)+1）" in box.summary.value
     assert english == ch13.mask_view().summary and english.startswith("window 3 (keys, itself included)")
+
+
+# --- #32: every form of a right answer is accepted; a wrong kind is named in the hint ---
+
+def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
+    accepts_every_form(ch13.check_1, (5, 3), 4, (10, 2))              # np.array([5, 3]) was refused
+    ch13.check_1.solution(np.array([5.0, 3.0]), 4, (10, 2))           # whole floats are counts too
+    right = ch13.chunk_mask(3, 5, 4)
+    accepts_every_form(ch13.check_2, right, 3, 5, 4)
+    refuses_the_wrong_kind(ch13.check_1, 5, "an int", "int", 4, (10, 2))
+    refuses_the_wrong_kind(ch13.check_1, np.array([5.5, 3.0]), "a numpy float64 array of shape (2,)",
+                           "numpy の float64 配列（形状 (2,)）", 4, (10, 2))
+    refuses_the_wrong_kind(ch13.check_2, right.int(), "a torch.int32 tensor of shape (3, 8)",
+                           "torch.int32 のテンソル（形状 (3, 8)）", 3, 5, 4)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from helpers.chapters.ch08_a_trained_classifier.data import Example, grammar_problem, label_of
 from helpers.chapters.ch08_a_trained_classifier.model import Classifier
 from helpers.chapters.ch08_a_trained_classifier.training import accuracy_at, flipped_lengths
-from helpers.exercises import Mistake, exercise
+from helpers.exercises import Mistake, as_int, as_numbers, exercise, wrong_kind
 
 GRAMMAR = ("a sentence is '<cls>', then one clause or two joined by けど; a clause is "
            "noun (と noun)* が [とても] 好き|嫌い [じゃない]")
@@ -61,9 +61,7 @@ def check_2(answer: object, unmasked_model: Classifier, sentence: Sequence[str],
     model, sentence = _model(unmasked_model, "unmasked_model"), _sentence(sentence, "sentence")
     lengths = range(len(sentence), 49)
     flipped = flipped_lengths(model, sentence, lengths, reference=reference)
-    if isinstance(answer, bool) or not isinstance(answer, int):
-        raise Mistake(f"give a count: an int, not a {type(answer).__name__}",
-                      f"個数を int で渡すこと。{type(answer).__name__} ではない")
+    answer = as_int(answer, Mistake("give a count, an int", "個数を int で渡すこと"))
     if answer == len(flipped):
         return
     if answer == len(lengths) - len(flipped):
@@ -88,12 +86,13 @@ def check_3(answer: object, masked_model: Classifier, test_set: Sequence[Example
     model = _model(masked_model, "masked_model")
     if not isinstance(test_set, Sequence) or not all(isinstance(e, Example) for e in test_set):
         raise TypeError(f"test_set must be a list of ch08.Example, got {type(test_set).__name__}")
-    if not isinstance(answer, tuple | list) or len(answer) != 2 \
-            or not all(isinstance(a, int | float) and not isinstance(a, bool) for a in answer):
-        raise Mistake(f"answer_3 must be a pair of numbers (accuracy at 20, accuracy at 32), e.g. (0.5, 0.5), "
-                      f"not {answer!r}",
-                      f"answer_3 は 2 つの数の組（長さ 20 での正解率、長さ 32 での正解率）、たとえば (0.5, 0.5) に"
-                      f"すること。{answer!r} ではない")
+    pair = Mistake("answer_3 must be a pair of numbers (accuracy at 20, accuracy at 32), e.g. (0.5, 0.5)",
+                   "answer_3 は 2 つの数の組（長さ 20 での正解率、長さ 32 での正解率）、たとえば (0.5, 0.5) に"
+                   "すること")
+    accuracies = as_numbers(answer, pair)
+    if len(accuracies) != 2:
+        raise wrong_kind(pair, answer)
+    answer = accuracies
 
     def near(accuracies: Sequence[float]) -> bool:
         # rounded to 2 decimals: within 0.005, plus a little for a float32 mean that sits on a half (0.655)
