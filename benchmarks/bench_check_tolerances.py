@@ -13,6 +13,7 @@ A measurement, not a test (tests/test_checks_dtypes.py tests the verdicts).
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 import sys
 from pathlib import Path
@@ -104,8 +105,9 @@ def main() -> int:
                   f"({default / needed:.1f} x)")
         broken = {}
         for name, (attn, _) in made.items():
-            def ignores_padding(x, kpm, am, attn=attn):
-                return attn(x, kpm & False, am)
+            def ignores_padding(x, kpm, am, position_ids, attn=attn):
+                rest = (position_ids,) if "position_ids" in inspect.signature(attn).parameters else ()
+                return attn(x, kpm & False, am, *rest)
             broken[name] = not check_padding_invariance(ignores_padding, embed_dim=E).passed
         print(f"  with the defaults, a module that ignores its padding mask fails: {sum(broken.values())} of "
               f"{len(broken)}")

@@ -224,11 +224,17 @@ def test_correct_low_precision_modules_pass_and_broken_ones_fail(dtype):
 
 def test_a_failure_within_rounding_of_the_dtype_says_so():
     attn, params = low_precision(torch.bfloat16)
-    report = check_gradient_padding_invariance(attn, parameters=params, embed_dim=E, atol=0, rtol=1e-3)
+    report = check_padding_invariance(attn, embed_dim=E, atol=0, rtol=1e-3)
     assert not report.passed and "may be rounding, not a mask bug" in report.first_failure
     assert "bfloat16 (eps 0.0078)" in report.first_failure
-    real_bug = check_padding_invariance(low_precision(torch.bfloat16, masked=False)[0], embed_dim=E)
-    assert "rounding" not in real_bug.first_failure
+    gradients = check_gradient_padding_invariance(attn, parameters=params, embed_dim=E, atol=0, rtol=1e-3)
+    assert not gradients.passed and "padded vs the items run alone" in gradients.first_failure
+    assert "the pads' values never moved a gradient; only the items run alone differ" in gradients.first_failure
+    broken, params = low_precision(torch.bfloat16, masked=False)
+    for real_bug in (check_padding_invariance(broken, embed_dim=E),
+                     check_gradient_padding_invariance(broken, parameters=params, embed_dim=E)):
+        assert "rounding" not in real_bug.first_failure and "new values at the pad positions changed" in \
+            real_bug.first_failure
 
 
 def test_the_dtype_defaults():

@@ -32,8 +32,22 @@ def test_a_missing_key_padding_mask_fails_with_a_difference(mha):
         return mha(x, x, x, attn_mask=am, need_weights=False)[0]
     report = check_gradient_padding_invariance(unmasked, parameters=mha.parameters(), embed_dim=8)
     assert not report.passed and report.worst_diff > 0.01
-    assert "padded vs the items run alone, differs by" in report.first_failure
-    assert report.first_failure.startswith("trial 0: lengths [1, 2, 2] padded to 2: the gradient of parameter 0")
+    assert report.first_failure.startswith("trial 0: lengths [1, 2, 2] padded to 2: new values at the pad positions "
+                                           "changed the gradient of parameter 0 (24, 8): it differs by")
+    assert "items run alone" not in report.first_failure   # the pads' own comparison comes first: the cause
+
+
+def test_the_items_run_alone_catch_what_new_pad_values_cannot(mha):
+    """A decoder numbering positions 0..L-1 whatever the pads: new pad values change nothing, running alone does."""
+    pos = nn.Embedding(16, 8)
+
+    def no_positions(x, kpm, am):
+        x = x + pos(torch.arange(x.shape[1]))
+        return mha(x, x, x, key_padding_mask=kpm, attn_mask=am, need_weights=False)[0]
+    report = check_gradient_padding_invariance(no_positions, parameters=[*mha.parameters(), *pos.parameters()],
+                                               embed_dim=8, causal=True, padding_side="left")
+    assert not report.passed and "padded vs the items run alone" in report.first_failure
+    assert "new values" not in report.first_failure
 
 
 def test_nan_gradients_from_dead_rows_fail_and_name_the_parameter(mha):

@@ -71,6 +71,10 @@ class Tolerance:
     dtype: torch.dtype = torch.float32
     default_rtol: float = RTOL   # the report names rtol only when it differs from this
 
+    @property
+    def low_precision(self) -> bool:
+        return self.dtype in LOW_PRECISION
+
     @classmethod
     def default(cls, dtype: torch.dtype, atol: float | None, rtol: float | None, grad: bool = False) -> Tolerance:
         """The tolerance for a module computing in `dtype`, unless the caller gave atol or rtol."""
@@ -79,10 +83,11 @@ class Tolerance:
         default_atol, default_rtol = (ATOL, base_rtol) if low is None else low[grad]
         return cls(default_atol if atol is None else atol, default_rtol if rtol is None else rtol, dtype, base_rtol)
 
-    def within(self, a: torch.Tensor, b: torch.Tensor, vector_start: int) -> tuple[torch.Tensor, torch.Tensor,
-                                                                                   torch.Tensor]:
+    def within(self, a: torch.Tensor, b: torch.Tensor, vector_start: int, terms: torch.Tensor | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """|a - b|, where it fails, and the scale: each element's |b|, at least the median |b| of its vector (the
-        dims from vector_start on: a position's features, or a whole parameter). b is the reference run."""
+        dims from vector_start on: a position's features, or a whole parameter). b is the reference run. terms:
+        when b is a sum (a gradient summed over items), the sum of its terms' |.|, which sets its rounding."""
         same = a == b   # an equal -inf in both runs is an equal output (non-finite outputs: Tracker.nonfinite)
         d = torch.where(same, 0.0, (a - b).abs())
         finite = b.abs().masked_fill(~b.isfinite(), 0.0)
@@ -92,6 +97,8 @@ class Tolerance:
             scale = torch.maximum(finite, median)
         else:
             scale = finite
+        if terms is not None:
+            scale = torch.maximum(scale, terms)
         return d, d > self.atol + self.rtol * scale, scale
 
     def __str__(self) -> str:
@@ -185,7 +192,7 @@ class Tracker:
                  pooled: bool = False):
         self.check, self.tolerance, self.trials, self.lengths, self.pooled = check, tolerance, trials, lengths, pooled
         self.worst, self.worst_rel, self.nonfinite, self.first = 0.0, 0.0, False, None
-        self.hint: str | None = None
+        self.failures = 0   # failing comparisons so far
 
     def add(self, out: torch.Tensor, ref: torch.Tensor, compared: torch.Tensor,
             describe: Callable[[Difference], str], runs: tuple[str, str], item: int = 0) -> None:
@@ -214,9 +221,10 @@ class Tracker:
             at = torch.unravel_index(d.masked_fill(~failing, -1.0).argmax(), d.shape)   # the worst failing element
             self.fail(describe(Difference(item + int(at[0]), int(at[1]), float(d[at]), float(rel[at]))))
 
-    def add_tensor(self, a: torch.Tensor, b: torch.Tensor, what: str) -> None:
-        """Two whole tensors (a gradient, say), b the reference; the median of all of b sets the scale floor."""
-        d, failing, scale = self.tolerance.within(a.float(), b.float(), 0)
+    def add_tensor(self, a: torch.Tensor, b: torch.Tensor, what: str, terms: torch.Tensor | None = None) -> None:
+        """Two whole tensors (a gradient, say), b the reference; the median of all of b sets the scale floor, and so
+        does `terms` (Tolerance.within)."""
+        d, failing, scale = self.tolerance.within(a.float(), b.float(), 0, terms)
         self.worst = max(self.worst, float(d.max()) if d.numel() else 0.0)
         if failing.any():
             self.worst_rel = max(self.worst_rel, float((d / scale)[failing].max()))
@@ -234,15 +242,20 @@ class Tracker:
 
     def fail(self, text: str, nonfinite: bool = False) -> None:
         self.nonfinite |= nonfinite
+        self.failures += 1
         if self.first is None:
             self.first = text
 
-    def report(self, raise_on_fail: bool, fn: Attn | None = None) -> CheckReport:
+    def report(self, raise_on_fail: bool, fn: Attn | None = None, hint: str | None = None) -> CheckReport:
+        """The report; hint: the check's own likely reason for its failure, if it knows one."""
         first = self.first
         if first is not None and fn is not None and _takes_only_kwargs(fn):
             first += (" (attn takes **kwargs but no parameter named position_ids, so it got no position ids: "
                       "name one if the module needs positions)")
-        hint = None if first is None or self.nonfinite else self.tolerance.rounding_hint(self.worst_rel)
+        if first is None or self.nonfinite:
+            hint = None
+        elif hint is None:
+            hint = self.tolerance.rounding_hint(self.worst_rel)
         if hint:
             first += f"; {hint}"
         tol = self.tolerance
