@@ -112,19 +112,16 @@ def check_gradient_padding_invariance(
                                                                                   directions)
             where = Trial(trial, lengths, side, S)
             compared = torch.ones(batch_size, 1, dtype=torch.bool) if pooled else ~kpm
-            grads, gx = _gradients(run, params, xs, kpm, am, dirs, compared)
-            real_x = [gx[i][~kpm[i]] for i in range(batch_size)]
-            if not track.finite([(label, t) for (label, _), t in zip(params, grads, strict=True)]
-                                + [(f"x at item {i}'s real tokens", t) for i, t in enumerate(real_x)],
-                                f"{where}: in the padded batch"):
+            padded = _finite_gradients(track, run, params, xs, kpm, am, dirs, compared, f"{where}: in the padded batch")
+            if padded is None:
                 continue
+            grads, real_x = padded
             new_values = torch.where(kpm[..., None], junk(g, xs.shape, track.tolerance.dtype), xs)
-            junk_grads, junk_gx = _gradients(run, params, new_values, kpm, am, dirs, compared)
-            junk_x = [junk_gx[i][~kpm[i]] for i in range(batch_size)]
-            if not track.finite([(label, t) for (label, _), t in zip(params, junk_grads, strict=True)]
-                                + [(f"x at item {i}'s real tokens", t) for i, t in enumerate(junk_x)],
-                                f"{where}: with new values at the pad positions"):
+            edited = _finite_gradients(track, run, params, new_values, kpm, am, dirs, compared,
+                                       f"{where}: with new values at the pad positions")
+            if edited is None:
                 continue
+            junk_grads, junk_x = edited
             before = track.failures   # 1. the same batch, new values at its pads: the same shapes, no rounding
             for (label, _), a, b in zip(params, junk_grads, grads, strict=True):
                 track.add_tensor(a, b, f"{where}: new values at the pad positions changed the gradient of {label}: "
@@ -152,6 +149,19 @@ def check_gradient_padding_invariance(
                 f"{str(track.tolerance.dtype).removeprefix('torch.')} that can be rounding (the order of the sums "
                 "changes with the shapes, and a ReLU or a max near a tie can switch); compare in float32")
     return track.report(raise_on_fail, run.fn, hint)
+
+
+def _finite_gradients(track: Tracker, run: Runner, params: list[tuple[str, torch.Tensor]], x: torch.Tensor,
+                      kpm: torch.Tensor, am: torch.Tensor | None, directions: torch.Tensor, compared: torch.Tensor,
+                      name: str) -> tuple[list[torch.Tensor], list[torch.Tensor]] | None:
+    """A padded batch's gradients: the parameters', and x's at each item's real tokens; None (and the failure
+    noted) if any is NaN or inf."""
+    grads, gx = _gradients(run, params, x, kpm, am, directions, compared)
+    real_x = [gx[i][~kpm[i]] for i in range(x.shape[0])]
+    if not track.finite([(label, t) for (label, _), t in zip(params, grads, strict=True)]
+                        + [(f"x at item {i}'s real tokens", t) for i, t in enumerate(real_x)], name):
+        return None
+    return grads, real_x
 
 
 def _gradients(run: Runner, params: list[tuple[str, torch.Tensor]], x: torch.Tensor, kpm: torch.Tensor,
