@@ -134,10 +134,15 @@ def as_blocked(mask: torch.Tensor, name: str = "mask") -> torch.Tensor:
 
 def from_hf_attention_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     """Hugging Face's attention_mask (N, S) of integers, 1 = keep, 0 = pad -> bool key_padding_mask (True = pad)."""
-    keep = arguments.keep_mask(attention_mask, "attention_mask")
+    return hf_attention_mask(attention_mask) == 0
+
+
+def hf_attention_mask(attention_mask: object, name: str = "attention_mask") -> torch.Tensor:
+    """attention_mask, checked to be Hugging Face's 2-D form: (N, S) integers 0 and 1, 1 = real token."""
+    keep = arguments.keep_mask(attention_mask, name)
     if keep.dim() != 2:
-        raise ValueError(f"attention_mask must have shape (N, S), got {tuple(keep.shape)}")
-    return keep == 0
+        raise ValueError(f"{name} must have shape (N, S), got {tuple(keep.shape)}")
+    return keep
 
 
 def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:

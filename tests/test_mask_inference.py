@@ -288,3 +288,35 @@ def test_tiny_outputs_get_a_hint(mha):
     report = check_mask_pattern(tiny, "causal", embed_dim=E, attn_mask=causal_mask(L))
     assert not report.passed and "the outputs are tiny" in str(report) and "pass a smaller atol" in str(report)
     assert check_mask_pattern(tiny, "causal", embed_dim=E, attn_mask=causal_mask(L), atol=1e-16).passed
+
+
+# --- the fourth edition's fuzz defects ---
+
+def test_a_mask_mod_with_the_wrong_signature_is_named(mha):
+    with pytest.raises(TypeError, match=r"a mask_mod takes four arguments, \(b, h, q_idx, kv_idx\)"):
+        check_mask_pattern(mha, lambda q, kv: q >= kv)
+    with pytest.raises(TypeError, match=r"a mask_mod takes four arguments"):
+        expected_mask(lambda b, h, q: q >= 0, 4)
+
+
+def test_a_mask_mod_that_raises_is_wrapped_with_how_it_was_called(mha):
+    def uses_python_if(b, h, q_idx, kv_idx):
+        if q_idx >= kv_idx:   # a tensor of many values has no truth value
+            return True
+        return False
+    with pytest.raises(ValueError, match=r"the mask_mod raised RuntimeError when called as mask_mod\(b, h, q_idx, "
+                                         r"kv_idx\), with b = h = tensor\(0\), q_idx \(L, 1\) and kv_idx \(1, L\).*"
+                                         r"not `and` or `if`") as caught:
+        check_mask_pattern(mha, uses_python_if)
+    assert isinstance(caught.value.__cause__, RuntimeError)
+    with pytest.raises(ValueError, match=r"broadcasts to \(4, 4\).*got shape \(3,\)"):
+        expected_mask(lambda b, h, q, kv: torch.ones(3, dtype=torch.bool), 4)
+
+
+def test_the_length_comes_from_an_expected_mask(mha):
+    report = check_mask_pattern(mha, causal_mask(7), attn_mask=causal_mask(7))
+    assert report.passed and report.check == "mask pattern (given mask, length 7)"
+    assert check_mask_pattern(mha, "causal", attn_mask=causal_mask(5)).check == "mask pattern (causal, length 5)"
+    assert check_mask_pattern(mha, "bidirectional").check == "mask pattern (bidirectional, length 16)"
+    window = check_mask_pattern(mha, "sliding_window", window=9, layers=2, attn_mask=None)
+    assert window.check == "mask pattern (sliding_window 9, length 20, 2 layers)"   # 2 * (9 - 1) + 4

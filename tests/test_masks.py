@@ -172,3 +172,20 @@ def test_as_blocked_refuses_a_float_cell_that_is_neither_visible_nor_blocked(mas
     from helpers.masks import as_blocked
     with pytest.raises(error, match=match):
         as_blocked(mask, "tgt_mask")
+
+
+def test_one_validator_for_hugging_face_masks():
+    from helpers.masks import hf_attention_mask
+    mask = torch.tensor([[1, 1, 0]])
+    assert hf_attention_mask(mask) is mask
+    with pytest.raises(ValueError, match=r"hf_batch must have shape \(N, S\), got \(3,\)"):
+        hf_attention_mask(mask[0], "hf_batch")
+    with pytest.raises(TypeError, match="mask_left must hold integers 0/1.*got a bool tensor"):
+        hf_attention_mask(mask.bool(), "mask_left")
+    with pytest.raises(ValueError, match=r"mask_step must hold only 0 \(pad\) and 1"):
+        hf_attention_mask(mask * 2, "mask_step")
+
+
+def test_to_additive_mask_refuses_float8_by_name():
+    with pytest.raises(TypeError, match=r"dtype must be float16, bfloat16, float32 or float64 .*float8_e4m3fn"):
+        to_additive_mask(torch.tensor([True]), torch.float8_e4m3fn)

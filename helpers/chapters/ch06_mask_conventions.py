@@ -13,7 +13,7 @@ from helpers.checks import AttnCallError, check_no_future_leak, check_padding_in
 from helpers.exercises import Mistake, as_bool_tensor, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
-from helpers.masks import causal_mask, from_hf_attention_mask, to_additive_mask, to_sdpa_mask
+from helpers.masks import causal_mask, from_hf_attention_mask, hf_attention_mask, to_additive_mask, to_sdpa_mask
 from helpers.toy import is_pad
 
 TOKENS = {"none": ["犬", "猫", "鳥", "魚", "馬"], "right": ["犬", "猫", "鳥", "<pad>", "<pad>"],
@@ -182,19 +182,10 @@ EXPLORERS = (mask_convention_explorer,)
 
 # --- the exercise checks ---
 
-def _hf_mask(hf_batch: object) -> torch.Tensor:
-    """The exercise's Hugging Face attention_mask, checked: integers 0/1, shape (N, S)."""
-    hf_batch = arguments.tensor(hf_batch, "hf_batch")
-    if hf_batch.dim() != 2 or hf_batch.dtype.is_floating_point or not ((hf_batch == 0) | (hf_batch == 1)).all():
-        raise ValueError(f"hf_batch must be an (N, S) integer tensor of 0 and 1, got {hf_batch.dtype} with shape "
-                         f"{tuple(hf_batch.shape)}")
-    return hf_batch
-
-
 @exercise
 def check_1(answer: object, hf_batch: torch.Tensor) -> None:
     """Exercise 1: the SDPA bool mask (N, 1, L, S), True = may attend, for a causal model and the HF mask hf_batch."""
-    hf_batch = _hf_mask(hf_batch)
+    hf_batch = hf_attention_mask(hf_batch, "hf_batch")
     N, S = hf_batch.shape
     pad_keys = from_hf_attention_mask(hf_batch)[:, None, :].expand(N, S, S)     # (N, L, S), True = pad key
     future = causal_mask(S).expand(N, S, S)                                      # True = a later key

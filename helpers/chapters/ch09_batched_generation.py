@@ -19,12 +19,11 @@ import ipywidgets as widgets
 import torch
 from torch import nn
 
-from helpers import arguments
 from helpers.attention import attention_steps
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
-from helpers.masks import Fill, from_hf_attention_mask, left_pad, positions_from_mask
+from helpers.masks import Fill, from_hf_attention_mask, hf_attention_mask, left_pad, positions_from_mask
 from helpers.training import Adam, deterministic
 
 # --- the model: TinyLM, with a KV cache, and greedy generation ---
@@ -281,15 +280,6 @@ EXPLORERS = (generation_explorer,)
 
 # --- the exercise checks ---
 
-def _attention_mask(mask: object, name: str) -> torch.Tensor:
-    """An exercise's attention_mask, checked: (N, S) integers 0/1 (1 = real token)."""
-    mask = arguments.tensor(mask, name)
-    if mask.dim() != 2 or mask.dtype.is_floating_point or not ((mask == 0) | (mask == 1)).all():
-        raise ValueError(f"{name} must be an (N, S) integer tensor of 0 and 1, got {mask.dtype} with shape "
-                         f"{tuple(mask.shape)}")
-    return mask.long()
-
-
 NAMES_JA = {"left-padded": "左パディング", "right-padded": "右パディング", "step 4's (a hole)": "ステップ 4（穴あき）",
             "random, last slot real": "ランダム（最後のスロットが実トークン）",
             "random, first slot real (pads after it)": "ランダム（最初のスロットが実トークンで、その後にパッド）"}
@@ -304,9 +294,9 @@ def _counted(mask: torch.Tensor) -> torch.Tensor:
 def check_1(answer: object, mask_left: torch.Tensor, mask_right: torch.Tensor, mask_with_hole: torch.Tensor) -> None:
     """Exercise 1: a function attention_mask (N, S) -> position ids (N, S), 0 at every pad; tried on the chapter's
     left-padded, right-padded and holed masks, and on random ones."""
-    masks = {"left-padded": _attention_mask(mask_left, "mask_left"),
-             "right-padded": _attention_mask(mask_right, "mask_right"),
-             "step 4's (a hole)": _attention_mask(mask_with_hole, "mask_with_hole")}
+    masks = {"left-padded": hf_attention_mask(mask_left, "mask_left").long(),
+             "right-padded": hf_attention_mask(mask_right, "mask_right").long(),
+             "step 4's (a hole)": hf_attention_mask(mask_with_hole, "mask_with_hole").long()}
     random = (torch.rand(4, 9, generator=torch.Generator().manual_seed(1)) > 0.4).long()
     masks["random, last slot real"] = random.index_fill(1, torch.tensor([8]), 1)
     masks["random, first slot real (pads after it)"] = random.index_fill(1, torch.tensor([0]), 1)
@@ -392,7 +382,7 @@ def check_2(answer: object) -> None:
 def check_3(answer: object, mask_step: torch.Tensor) -> None:
     """Exercise 3: a function attention_mask (N, S) -> the bool SDPA mask (N, 1, 1, S), True = may attend, of a
     decode step (L = 1); tried on the chapter's mask_step and on it extended by two real tokens."""
-    mask_step = _attention_mask(mask_step, "mask_step")
+    mask_step = hf_attention_mask(mask_step, "mask_step").long()
     if not callable(answer):
         raise Mistake(f"answer_3 should be a function attention_mask -> mask, got {type(answer).__name__}",
                       f"answer_3 は関数 attention_mask -> マスク にすること。"

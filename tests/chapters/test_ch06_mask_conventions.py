@@ -164,7 +164,7 @@ def test_check_1_accepts_the_mask_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch06.check_1(answer, HF_BATCH)
-    with pytest.raises(ValueError, match="hf_batch must be"):
+    with pytest.raises(TypeError, match="hf_batch must hold integers 0/1"):   # helpers.masks.hf_attention_mask
         ch06.check_1(to_sdpa_mask(blocked)[:, None], HF_BATCH.float())
 
 

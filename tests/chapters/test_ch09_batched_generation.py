@@ -134,7 +134,7 @@ def test_check_1_accepts_positions_with_zero_pads_and_names_each_mistake():
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch09.check_1(answer, MASK_LEFT, MASK_RIGHT, MASK_HOLE)
-    with pytest.raises(ValueError, match="mask_left must be"):
+    with pytest.raises(TypeError, match="mask_left must hold integers 0/1"):   # helpers.masks.hf_attention_mask
         ch09.check_1(positions_from_mask, MASK_LEFT.float(), MASK_RIGHT, MASK_HOLE)
 
 
