@@ -104,17 +104,17 @@ def test_a_leak_that_needs_large_pad_values_is_caught():
     assert not report.passed and "new values at the pad positions changed" in report.first_failure
 
 
-@pytest.mark.parametrize("fill", [-8, -12, -20, -30, -100])
-def test_a_weak_finite_fill_leaks_visibly(fill):
+def test_a_weak_finite_fill_leaks_visibly():
     """A large pad key raises its own score past the fill: the third edition passed fills of -20 and below."""
-    assert not check_padding_invariance(sdpa_with_fill(fill), embed_dim=E).passed
-    assert not check_no_future_leak(sdpa_with_fill(fill), embed_dim=E).passed
+    for fill in (-8, -20, -30, -100):
+        assert not check_padding_invariance(sdpa_with_fill(fill), embed_dim=E).passed, fill
+        assert not check_no_future_leak(sdpa_with_fill(fill), embed_dim=E).passed, fill
 
 
-@pytest.mark.parametrize("fill", [-1e9, "min", "-inf"])
-def test_real_fills_pass_with_large_pad_values(fill):
-    assert check_padding_invariance(sdpa_with_fill(fill), embed_dim=E, causal=True).passed
-    assert check_no_future_leak(sdpa_with_fill(fill), embed_dim=E).passed
+def test_real_fills_pass_with_large_pad_values():
+    for fill in (-1e9, "min", "-inf"):
+        assert check_padding_invariance(sdpa_with_fill(fill), embed_dim=E, causal=True).passed, fill
+        assert check_no_future_leak(sdpa_with_fill(fill), embed_dim=E).passed, fill
 
 
 def test_mask_inference_lists_every_pair_a_weak_fill_leaks():
@@ -249,13 +249,13 @@ def test_the_dtype_defaults():
 
 @pytest.mark.parametrize("seed", [np.int64(1), np.uint8(1), torch.tensor(1), 1])
 def test_seeds_of_any_integer_type(seed):
-    reference = check_padding_invariance(leaks_from(2), embed_dim=E, seed=1)
-    assert check_padding_invariance(leaks_from(2), embed_dim=E, seed=seed) == reference
-    assert check_no_future_leak(steps, embed_dim=E, seed=seed).passed
+    reference = check_padding_invariance(leaks_from(2), embed_dim=E, seed=1, trials=3)
+    assert check_padding_invariance(leaks_from(2), embed_dim=E, seed=seed, trials=3) == reference
+    assert check_no_future_leak(steps, embed_dim=E, seed=seed, trials=2).passed
     mha = nn.MultiheadAttention(E, 2, batch_first=True).eval()
-    assert check_gradient_padding_invariance(mha, seed=seed).passed
-    assert infer_mask(mha, 4, seed=seed).shape == (4, 4)
-    assert check_mask_pattern(mha, "bidirectional", seed=seed).passed
+    assert check_gradient_padding_invariance(mha, seed=seed, trials=2).passed
+    assert infer_mask(mha, 4, seed=seed, trials=1).shape == (4, 4)
+    assert check_mask_pattern(mha, "bidirectional", seed=seed, length=4, trials=1).passed
 
 
 @pytest.mark.parametrize("seed", [1.0, True, torch.tensor([1]), "1"])

@@ -263,6 +263,7 @@ def test_wrong_kind_adds_what_was_given_to_the_checks_own_hint():
     assert given(7) == ("an int", "int") and given(None) == ("a NoneType", "NoneType")
 
 
+@pytest.mark.slow   # a fresh interpreter: about a second
 def test_the_normaliser_needs_no_numpy():
     """numpy stays optional: helpers.exercises never imports it, and reads answers without it."""
     code = ("import sys; sys.modules['numpy'] = None\n"
