@@ -178,7 +178,7 @@ def test_default_atol_is_documented_value():
 
 def test_dropout_in_training_mode_is_refused():
     mha = seeded(lambda: nn.MultiheadAttention(E, 2, dropout=0.5, batch_first=True))  # training mode by default
-    with pytest.raises(ValueError, match=r"dropout in training mode\? Call attn.eval\(\)"):
+    with pytest.raises(ValueError, match=r"dropout in training mode.* Call attn.eval\(\)"):
         check_padding_invariance(mha)
     assert check_padding_invariance(mha.eval()).passed
 

@@ -195,7 +195,7 @@ def test_expected_mask_names_and_polarity():
     (lambda m: check_mask_pattern(m, "sliding_window"), ValueError, "window must be an int >= 1"),
     (lambda m: check_mask_pattern(m, "sliding_window", window=0), ValueError, r"window \(the keys .*\) must be an int"),
     (lambda m: check_mask_pattern(m, "causal", window=3), ValueError, "window .* goes with expected='sliding_window'"),
-    (lambda m: check_mask_pattern(m, causal_mask(L).long()), ValueError, "an expected mask must be a bool tensor"),
+    (lambda m: check_mask_pattern(m, causal_mask(L).long()), TypeError, "an expected mask must be a bool tensor"),
     (lambda m: check_mask_pattern(m, lambda b, h, q, kv: 1), TypeError, "a mask_mod must return a bool tensor.*int"),
     (lambda m: check_mask_pattern(m, 3), TypeError, "expected must be a pattern name"),
     (lambda m: check_mask_pattern(m, "causal", layers=0), ValueError, "layers must be an int >= 1"),

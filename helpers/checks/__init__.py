@@ -46,7 +46,9 @@ Trials: random lengths, at least one real token per item. The padded length S gr
 max_len (default 16: kernels change path with the length, and windows of 7 or more need room to end), so the
 first failure a report names is the shortest one. New values written where nothing may change (the pads; the
 future) mix normal values (randn x 10) with values near 1e3 at a random half of the positions: a large key
-raises its own score, so a weak finite fill (-20, -30) leaks visibly instead of by less than the tolerance.
+raises its own score, so a weak finite fill added to the scores (-20, -30) leaks visibly instead of by less than
+the tolerance (a fill written in place of the score, masked_fill(mask, -30), cannot be raised: its leak, e^-30 of a
+weight, is below what any check sees).
 padding_side="both" (the default) runs every trial twice, right-padded (pads last) and left-padded (pads first,
 as in batched generation), on the same tokens.
 Only real-token outputs are compared: what a module writes at pad positions is not specified. Messages name

@@ -38,14 +38,20 @@ Attn = Callable[..., torch.Tensor]   # attn(x, key_padding_mask, attn_mask[, pos
 ATOL = 1e-5
 RTOL = 1e-5
 GRAD_RTOL = 1e-4
-# The low-precision defaults, (atol, rtol) for outputs and for gradients: about 4 times the worst rounding measured
-# on correct modules (benchmarks/bench_check_tolerances.py), and still 4 times below a 1 % leak... in bfloat16 not:
-# its eps is 0.0078, so a leak smaller than about 5 % of an output hides in its rounding.
+# Two kinds of comparison. At the same shapes (new values at the pads or in the future, against the unedited run;
+# every run of infer_mask), a correct mask gives bit-equal outputs in every dtype: nothing is summed in another
+# order, and a hidden key's weight is exactly 0. So those comparisons keep float32's margins (ATOL, RTOL, and
+# GRAD_RTOL for gradients) whatever the module computes in. Across shapes (an item run alone, unpadded), the order
+# of the sums changes, and so does the rounding of a low-precision module: those comparisons take the dtype's
+# margins, (atol, rtol) for outputs and for gradients, about 2.5 to 4 times the largest rounding measured on
+# correct modules (benchmarks/bench_check_tolerances.py). In bfloat16 (eps 0.0078) a difference of a few percent
+# between an item alone and padded is then within rounding: the same-shape comparisons still see such a leak.
 LOW_PRECISION = {
     torch.bfloat16: ((2e-2, 2e-2), (5e-2, 5e-2)),
     torch.float16: ((4e-3, 4e-3), (1e-2, 1e-2)),
 }
 ROUNDING_HINT_EPS = 16   # a failure whose relative difference is within this many eps of the dtype gets a hint
+GUARD_BATCH = 5          # the determinism guard's batch: (GUARD_BATCH, max_len, E), so that small dropout shows
 
 JUNK_SCALE = 10.0   # new values written where nothing may change: randn * JUNK_SCALE ...
 BIG_JUNK = 1e3      # ... and, at a random half of those positions, randn * BIG_JUNK (less in float16: no overflow)
@@ -64,12 +70,14 @@ class AttnCallError(RuntimeError):
 
 @dataclass(frozen=True)
 class Tolerance:
-    """outputs a, b agree when |a - b| <= atol + rtol * scale, elementwise; dtype: what the module computes in."""
+    """a, b agree when |a - b| <= atol + rtol * scale, elementwise; atol, rtol across shapes (an item run alone),
+    exact_atol, exact_rtol at the same shapes (see LOW_PRECISION); dtype: what the module computes in."""
 
     atol: float
     rtol: float
+    exact_atol: float = ATOL
+    exact_rtol: float = RTOL
     dtype: torch.dtype = torch.float32
-    default_rtol: float = RTOL   # the report names rtol only when it differs from this
 
     @property
     def low_precision(self) -> bool:
@@ -77,14 +85,14 @@ class Tolerance:
 
     @classmethod
     def default(cls, dtype: torch.dtype, atol: float | None, rtol: float | None, grad: bool = False) -> Tolerance:
-        """The tolerance for a module computing in `dtype`, unless the caller gave atol or rtol."""
-        base_rtol = GRAD_RTOL if grad else RTOL
-        low = LOW_PRECISION.get(dtype)
-        default_atol, default_rtol = (ATOL, base_rtol) if low is None else low[grad]
-        return cls(default_atol if atol is None else atol, default_rtol if rtol is None else rtol, dtype, base_rtol)
+        """The tolerance for a module computing in `dtype`; an atol or rtol the caller gave holds for both kinds."""
+        exact_rtol = GRAD_RTOL if grad else RTOL
+        low_atol, low_rtol = LOW_PRECISION[dtype][grad] if dtype in LOW_PRECISION else (ATOL, exact_rtol)
+        return cls(low_atol if atol is None else atol, low_rtol if rtol is None else rtol,
+                   ATOL if atol is None else atol, exact_rtol if rtol is None else rtol, dtype)
 
-    def within(self, a: torch.Tensor, b: torch.Tensor, vector_start: int, terms: torch.Tensor | None = None
-               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def within(self, a: torch.Tensor, b: torch.Tensor, vector_start: int, terms: torch.Tensor | None = None,
+               same_shapes: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """|a - b|, where it fails, and the scale: each element's |b|, at least the median |b| of its vector (the
         dims from vector_start on: a position's features, or a whole parameter). b is the reference run. terms:
         when b is a sum (a gradient summed over items), the sum of its terms' |.|, which sets its rounding."""
@@ -99,28 +107,47 @@ class Tolerance:
             scale = finite
         if terms is not None:
             scale = torch.maximum(scale, terms)
-        return d, d > self.atol + self.rtol * scale, scale
+        atol, rtol = (self.exact_atol, self.exact_rtol) if same_shapes else (self.atol, self.rtol)
+        return d, d > atol + rtol * scale, scale
 
     def __str__(self) -> str:
-        text = f"atol={self.atol:g}" + ("" if self.rtol == self.default_rtol else f", rtol={self.rtol:g}")
-        return text if self.dtype in (torch.float32, torch.float64) else f"{_name(self.dtype)}: {text}"
+        def text(atol: float, rtol: float) -> str:
+            return f"atol={atol:g}" + ("" if rtol == RTOL else f", rtol={rtol:g}")
+        if (self.atol, self.rtol) == (self.exact_atol, self.exact_rtol):
+            both = text(self.atol, self.rtol)
+            return both if self.dtype in (torch.float32, torch.float64) else f"{_name(self.dtype)}: {both}"
+        return (f"{_name(self.dtype)}: {text(self.atol, self.rtol)} alone, "
+                f"{text(self.exact_atol, self.exact_rtol)} at the same shapes")
 
-    def rounding_hint(self, rel: float) -> str | None:
-        """A hint when a failure is no larger than the dtype's own rounding could make it."""
+    def rounding_hint(self, rel: float, grad: bool) -> str | None:
+        """A hint for a failure of the items run alone only, when it may be the dtype's rounding."""
         eps = torch.finfo(self.dtype).eps
-        if not 0 < rel <= ROUNDING_HINT_EPS * eps:
-            return None
-        return (f"the worst relative difference, {rel:.2g}, is within {ROUNDING_HINT_EPS} x the rounding of "
-                f"{_name(self.dtype)} (eps {eps:.2g}): this may be rounding, not a mask bug; compare in float32, or "
-                "pass a larger atol and rtol")
+        advice = "compare in float32, or pass a larger atol and rtol" if self.low_precision else \
+            "pass a larger atol and rtol"
+        if 0 < rel <= ROUNDING_HINT_EPS * eps:
+            return (f"new values changed nothing; only the items run alone differ, by at most {rel:.2g} relative, "
+                    f"within {ROUNDING_HINT_EPS} x the rounding of {_name(self.dtype)} (eps {eps:.2g}): this may "
+                    f"be rounding, not a mask bug; {advice}")
+        if grad and self.low_precision:
+            return (f"the pads' values never moved a gradient; only the items run alone differ, and in "
+                    f"{_name(self.dtype)} that can be rounding (the order of the sums changes with the shapes, and "
+                    "a ReLU or a max near a tie can switch); compare in float32")
+        return None
 
 
 def _name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def working_dtype(attn: object, tensors: Iterable[torch.Tensor], output: torch.dtype | None) -> torch.dtype:
-    """The least precise floating dtype among a module's parameters, the given tensors and its output."""
+def working_dtype(attn: object, tensors: Iterable[torch.Tensor], output: torch.dtype | None,
+                  given: torch.dtype | None = None) -> torch.dtype:
+    """The dtype the module computes in: `given`, or the least precise floating dtype among a module's parameters,
+    the given tensors and its output."""
+    if given is not None:
+        if given not in arguments.FLOATS:
+            raise TypeError(f"dtype must be torch.float16, torch.bfloat16, torch.float32 or torch.float64 (the dtype "
+                            f"the module computes in), got {given!r}")
+        return given
     dtypes = [t.dtype for t in tensors if t.is_floating_point()]
     if isinstance(attn, nn.Module):
         dtypes += [p.dtype for p in attn.parameters() if p.is_floating_point()]
@@ -192,10 +219,12 @@ class Tracker:
                  pooled: bool = False):
         self.check, self.tolerance, self.trials, self.lengths, self.pooled = check, tolerance, trials, lengths, pooled
         self.worst, self.worst_rel, self.nonfinite, self.first = 0.0, 0.0, False, None
-        self.failures = 0   # failing comparisons so far
+        self.failures = 0                # failing comparisons so far
+        self.same_shapes_failed = False  # a comparison at the same shapes failed: that is never rounding
 
     def add(self, out: torch.Tensor, ref: torch.Tensor, compared: torch.Tensor,
-            describe: Callable[[Difference], str], runs: tuple[str, str], item: int = 0) -> None:
+            describe: Callable[[Difference], str], runs: tuple[str, str], item: int = 0,
+            same_shapes: bool = False) -> None:
         """out, ref: (n, L, ...) for items item..item+n-1; compared: bool (n, L), the real positions.
 
         describe: the failure in words, from the worst failing element; runs: how out and ref were made, for the
@@ -211,7 +240,7 @@ class Tracker:
                 at = "pooled output" if self.pooled else f"real position {p}"
                 self.fail(f"{run}, attn returned {kind} at item {item + i}'s {at}", nonfinite=True)
                 return
-        d, failing, scale = self.tolerance.within(out, ref, 2)
+        d, failing, scale = self.tolerance.within(out, ref, 2, same_shapes=same_shapes)
         keep = compared.view(*compared.shape, *[1] * (d.dim() - 2))
         d, failing = d.masked_fill(~keep, 0.0), failing & keep
         self.worst = max(self.worst, float(d.max()))
@@ -219,14 +248,17 @@ class Tracker:
             rel = d / scale
             self.worst_rel = max(self.worst_rel, float(rel[failing].max()))
             at = torch.unravel_index(d.masked_fill(~failing, -1.0).argmax(), d.shape)   # the worst failing element
+            self.same_shapes_failed |= same_shapes
             self.fail(describe(Difference(item + int(at[0]), int(at[1]), float(d[at]), float(rel[at]))))
 
-    def add_tensor(self, a: torch.Tensor, b: torch.Tensor, what: str, terms: torch.Tensor | None = None) -> None:
+    def add_tensor(self, a: torch.Tensor, b: torch.Tensor, what: str, terms: torch.Tensor | None = None,
+                   same_shapes: bool = False) -> None:
         """Two whole tensors (a gradient, say), b the reference; the median of all of b sets the scale floor, and so
         does `terms` (Tolerance.within)."""
-        d, failing, scale = self.tolerance.within(a.float(), b.float(), 0, terms)
+        d, failing, scale = self.tolerance.within(a.float(), b.float(), 0, terms, same_shapes)
         self.worst = max(self.worst, float(d.max()) if d.numel() else 0.0)
         if failing.any():
+            self.same_shapes_failed |= same_shapes
             self.worst_rel = max(self.worst_rel, float((d / scale)[failing].max()))
             at = torch.unravel_index(d.masked_fill(~failing, -1.0).argmax(), d.shape)
             index = ", ".join(str(int(i)) for i in at)
@@ -246,16 +278,15 @@ class Tracker:
         if self.first is None:
             self.first = text
 
-    def report(self, raise_on_fail: bool, fn: Attn | None = None, hint: str | None = None) -> CheckReport:
-        """The report; hint: the check's own likely reason for its failure, if it knows one."""
+    def report(self, raise_on_fail: bool, fn: Attn | None = None, grad: bool = False) -> CheckReport:
+        """The report, with a hint when the only failures are the items run alone, within rounding."""
         first = self.first
-        if first is not None and fn is not None and _takes_only_kwargs(fn):
+        if first is not None and fn is not None and _takes_only_kwargs(fn) and not self.nonfinite:
             first += (" (attn takes **kwargs but no parameter named position_ids, so it got no position ids: "
                       "name one if the module needs positions)")
-        if first is None or self.nonfinite:
-            hint = None
-        elif hint is None:
-            hint = self.tolerance.rounding_hint(self.worst_rel)
+        hint = None
+        if first is not None and not self.nonfinite and not self.same_shapes_failed:
+            hint = self.tolerance.rounding_hint(self.worst_rel, grad)
         if hint:
             first += f"; {hint}"
         tol = self.tolerance
@@ -289,6 +320,7 @@ def as_attn(attn: object) -> Attn:
                          f"{attn.embed_dim}: the checks feed one x as query, key and value; {ADAPTER_HINT}")
     if isinstance(attn, nn.MultiheadAttention):
         def mha(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> torch.Tensor:
+            x = x.to(_floating_dtype(attn))     # a bfloat16 module gets bfloat16 inputs
             x = x if attn.batch_first else x.transpose(0, 1)
             out = attn(x, x, x, key_padding_mask=kpm, attn_mask=am, need_weights=False)[0]
             return out if attn.batch_first else out.transpose(0, 1)
@@ -298,6 +330,7 @@ def as_attn(attn: object) -> Attn:
         first = layer.self_attn.batch_first
 
         def encoder(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> torch.Tensor:
+            x = x.to(_floating_dtype(attn))
             x = x if first else x.transpose(0, 1)
             if isinstance(attn, nn.TransformerEncoderLayer):
                 out = attn(x, src_mask=am, src_key_padding_mask=kpm)
@@ -313,6 +346,11 @@ def as_attn(attn: object) -> Attn:
         return attn  # type: ignore[return-value]
     raise TypeError(f"attn must be callable as attn(x, key_padding_mask, attn_mask), got {type(attn).__name__}: "
                     f"{ADAPTER_HINT}")
+
+
+def _floating_dtype(module: nn.Module) -> torch.dtype:
+    """The dtype of a module's first floating parameter (float32 if it has none)."""
+    return next((p.dtype for p in module.parameters() if p.is_floating_point()), torch.float32)
 
 
 def embed_dim_of(attn: object, embed_dim: int | None) -> int:
@@ -426,14 +464,41 @@ class Runner:
         return AttnCallError(f"attn raised {type(error).__name__} in {self.where}{step}, called with "
                              f"{shapes(x, kpm, am, kwargs)}: {error}")
 
-    def start(self, x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None, atol: float | None,
-              rtol: float | None, tensors: Iterable[torch.Tensor] = ()) -> Tolerance:
-        """The determinism guard, then the tolerance for the dtype the module computes in."""
+    def start(self, E: int, S: int, am: torch.Tensor | None, atol: float | None, rtol: float | None, seed: int,
+              dtype: torch.dtype | None = None, tensors: Iterable[torch.Tensor] = ()) -> Tolerance:
+        """The determinism guard, then the tolerance for the dtype the module computes in.
+
+        The guard refuses a module in training mode with dropout in it, and any module whose two calls on one
+        input differ: that input is a whole (GUARD_BATCH, S, E) batch with no pads, so that even small dropout
+        drops something (its own generator: the trials' random numbers stay as they are)."""
+        dropout = _dropout_in_training(self.attn)
+        if dropout:
+            raise ValueError(f"attn has dropout in training mode ({dropout}), so two runs would differ. Call "
+                             "attn.eval() (or set dropout=0) before checking")
+        x = torch.randn(GUARD_BATCH, S, E, generator=torch.Generator().manual_seed(seed))
+        kpm = torch.zeros(GUARD_BATCH, S, dtype=torch.bool)
+        self.where = "the determinism guard (the same input twice)"
         first, second = self(x, kpm, am), self(x, kpm, am)
         if not torch.equal(first.detach().nan_to_num(), second.detach().nan_to_num()):
             raise ValueError("attn gave two different outputs for the same input: dropout in training mode? "
                              "Call attn.eval() (or set dropout=0) before checking")
-        return Tolerance.default(working_dtype(self.attn, tensors, self.output_dtype), atol, rtol, self.grad)
+        return Tolerance.default(working_dtype(self.attn, tensors, self.output_dtype, dtype), atol, rtol, self.grad)
+
+
+def _dropout_in_training(attn: object) -> str | None:
+    """The first submodule of attn (an nn.Module) in training mode with a dropout probability above 0, named with its
+    probability; None if there is none (or attn is a plain function, whose modules cannot be seen)."""
+    if not isinstance(attn, nn.Module):
+        return None
+    for name, module in attn.named_modules():
+        if not module.training:
+            continue
+        p = module.p if isinstance(module, nn.modules.dropout._DropoutNd) else next(
+            (v for v in (getattr(module, a, None) for a in ("dropout", "attention_dropout", "dropout_p"))
+             if isinstance(v, float) and not isinstance(v, bool)), 0.0)
+        if p > 0:
+            return f"{name or type(module).__name__}: p={p:g}"
+    return None
 
 
 # ---- Trials -------------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from helpers.checks.core import (
     on_side,
     sides,
     trial_lengths,
+    unusable,
     validate,
 )
 from helpers.masks import causal_mask, key_padding_mask
@@ -35,17 +36,19 @@ def check_gradient_padding_invariance(
     rtol: float | None = None,
     pooled: bool = False,
     seed: int = 0,
+    dtype: torch.dtype | None = None,
     raise_on_fail: bool = False,
 ) -> CheckReport:
     """Training must not depend on the padding: the same real tokens, padded, give the same gradients.
 
-    Each trial builds a random batch (item 0 always has padding; padded lengths 2 to max_len, shortest first) and a
-    loss that reads only the real-token outputs (pooled=True: one output per item): loss = sum of <output, d>
-    with fixed random directions d, so every pad's output gets gradient exactly 0, as under a correct loss mask.
-    It backpropagates that loss through the padded batch (right- and/or left-padded, padding_side), through the
-    same batch with new values at its pads (normal ones and values near 1e3, as in check_padding_invariance),
-    and, for comparison, through each item run alone, unpadded (the gradients of those runs summed: the loss is a
-    sum over items). Two things must hold:
+    Each trial builds a random batch (item 0 always has padding; padded lengths 2 to max_len, shortest first: the
+    default 5 trials try 2, 6, 9, 12 and 16; pass trials=max_len - 1 for every length) and a loss that reads only
+    the real-token outputs (pooled=True: one output per item): loss = sum of <output, d> with fixed random
+    directions d, so every pad's output gets gradient exactly 0, as under a correct loss mask. It backpropagates
+    that loss through the padded batch (right- and/or left-padded, padding_side), through the same batch with new
+    values at its pads (normal ones and values near 1e3, as in check_padding_invariance), and, for comparison,
+    through each item run alone, unpadded (the gradients of those runs summed: the loss is a sum over items). Two
+    things must hold:
     - every gradient is finite: every parameter's, and x's at the real tokens (a dead query row with a -inf fill
       turns them NaN through 0 * NaN, even though the loss never reads that row);
     - the new values at the pads change no gradient (the same shapes: a correct mask gives equal gradients,
@@ -67,7 +70,8 @@ def check_gradient_padding_invariance(
     the sharp test (the same shapes, the same order of sums); the items run alone are not: a ReLU or a max whose
     input is within rounding of a tie can switch between the two runs and move one gradient element by its whole
     size (measured in bfloat16: one seed in ten of a pre-norm nn.TransformerEncoderLayer,
-    benchmarks/bench_check_tolerances.py). Such a failure, with the pads' comparison passing, says so.
+    benchmarks/bench_check_tolerances.py). Such a failure, with the pads' comparison passing, says so. dtype: the
+    dtype the module computes in, if its adapter hides it; by default read from the parameters and the output.
     A report names the first failure: a NaN or inf gradient (which parameter, which run), or the worst difference.
     """
     seed = validate(trials, batch_size, max_len, atol, rtol, seed, padding_side,
@@ -78,14 +82,13 @@ def check_gradient_padding_invariance(
     g = torch.Generator().manual_seed(seed)
     name = "gradient padding invariance" + (" (causal)" if causal else "") + (" (pooled)" if pooled else "")
     track: Tracker | None = None
-    pads_moved = alone_differs = False   # which comparison failed: new values at the pads, or the items alone
     for trial in range(trials):
         S, lengths = trial_lengths(g, trial, trials, batch_size, max_len)
         x = torch.randn(batch_size, S, E, generator=g)
         am = causal_mask(S) if causal else None
         if track is None:
-            run.where = f"trial {trial}"
-            tolerance = run.start(x, key_padding_mask(lengths, S), am, atol, rtol, [p for _, p in params])
+            tolerance = run.start(E, max_len, causal_mask(max_len) if causal else None, atol, rtol, seed, dtype,
+                                  [p for _, p in params])
             track = Tracker(name, tolerance, trials, (2, max_len), pooled)
         directions = torch.randn(batch_size, 1 if pooled else S, *run.features, generator=g)  # fixed per real token
         alone_params: list[torch.Tensor] | None = None   # the items' gradients summed ...
@@ -93,9 +96,11 @@ def check_gradient_padding_invariance(
         alone_x: list[torch.Tensor] = []
         for i, n in enumerate(lengths):
             run.where = f"trial {trial}, item {i} alone"
-            grads, gx = _gradients(run, params, x[i:i + 1, :n], torch.zeros(1, n, dtype=torch.bool),
-                                   causal_mask(n) if causal else None, directions[i:i + 1, :1 if pooled else n],
-                                   torch.ones(1, 1 if pooled else n, dtype=torch.bool))
+            alone_compared = torch.ones(1, 1 if pooled else n, dtype=torch.bool)
+            grads, gx, out = _gradients(run, params, x[i:i + 1, :n], torch.zeros(1, n, dtype=torch.bool),
+                                        causal_mask(n) if causal else None, directions[i:i + 1, :1 if pooled else n],
+                                        alone_compared)
+            _finite_outputs(track, out, alone_compared, f"{Trial(trial, lengths, 'right', S)}: item {i} run alone", i)
             alone_params = grads if alone_params is None else [a + b for a, b in zip(alone_params, grads, strict=True)]
             alone_terms = [g.abs() for g in grads] if alone_terms is None else [
                 a + b.abs() for a, b in zip(alone_terms, grads, strict=True)]
@@ -122,15 +127,14 @@ def check_gradient_padding_invariance(
             if edited is None:
                 continue
             junk_grads, junk_x = edited
-            before = track.failures   # 1. the same batch, new values at its pads: the same shapes, no rounding
+            # 1. the same batch, new values at its pads: the same shapes, no rounding
             for (label, _), a, b in zip(params, junk_grads, grads, strict=True):
                 track.add_tensor(a, b, f"{where}: new values at the pad positions changed the gradient of {label}: "
-                                 "it")
+                                 "it", same_shapes=True)
             for i, (a, b) in enumerate(zip(junk_x, real_x, strict=True)):
                 track.add_tensor(a, b, f"{where}: new values at the pad positions changed the gradient of x at item "
-                                 f"{i}'s real tokens: it")
-            pads_moved |= track.failures > before
-            before = track.failures   # 2. the items run alone, unpadded
+                                 f"{i}'s real tokens: it", same_shapes=True)
+            # 2. the items run alone, unpadded
             for (label, _), a, b, terms in zip(params, grads, alone_params, alone_terms, strict=True):
                 track.add_tensor(a, b, f"{where}: the gradient of {label}, padded vs the items run alone,", terms)
             for i, (a, b) in enumerate(zip(real_x, alone_x, strict=True)):
@@ -141,14 +145,8 @@ def check_gradient_padding_invariance(
                             f"{f.diff:.2g} (at its real token {f.position})")  # type: ignore[attr-defined]
                 track.add(a[None], b[None], real, differs,
                           (f"{where}: the gradient of x, in the padded batch", f"{where}: the items run alone"), i)
-            alone_differs |= track.failures > before
     assert track is not None
-    hint = None
-    if track.tolerance.low_precision and alone_differs and not pads_moved:
-        hint = (f"the pads' values never moved a gradient; only the items run alone differ, and in "
-                f"{str(track.tolerance.dtype).removeprefix('torch.')} that can be rounding (the order of the sums "
-                "changes with the shapes, and a ReLU or a max near a tie can switch); compare in float32")
-    return track.report(raise_on_fail, run.fn, hint)
+    return track.report(raise_on_fail, run.fn, grad=True)
 
 
 def _finite_gradients(track: Tracker, run: Runner, params: list[tuple[str, torch.Tensor]], x: torch.Tensor,
@@ -156,12 +154,27 @@ def _finite_gradients(track: Tracker, run: Runner, params: list[tuple[str, torch
                       name: str) -> tuple[list[torch.Tensor], list[torch.Tensor]] | None:
     """A padded batch's gradients: the parameters', and x's at each item's real tokens; None (and the failure
     noted) if any is NaN or inf."""
-    grads, gx = _gradients(run, params, x, kpm, am, directions, compared)
+    grads, gx, out = _gradients(run, params, x, kpm, am, directions, compared)
+    if not _finite_outputs(track, out, compared, name):
+        return None
     real_x = [gx[i][~kpm[i]] for i in range(x.shape[0])]
     if not track.finite([(label, t) for (label, _), t in zip(params, grads, strict=True)]
                         + [(f"x at item {i}'s real tokens", t) for i, t in enumerate(real_x)], name):
         return None
     return grads, real_x
+
+
+def _finite_outputs(track: Tracker, out: torch.Tensor, compared: torch.Tensor, name: str, item: int = 0) -> bool:
+    """False (and the failure noted) if an output the loss reads is NaN or inf (core.unusable): the loss is then
+    NaN, whatever the gradients say. item: the batch item of out's first row."""
+    bad = unusable(out, torch.ones_like(out, dtype=torch.bool)) & compared
+    if bad.any():
+        i, p = (int(v) for v in bad.nonzero()[0])
+        kind = "NaN" if out[i, p].isnan().any() else "inf"
+        at = "pooled output" if track.pooled else f"real position {p}"
+        track.fail(f"{name}, attn returned {kind} at item {item + i}'s {at}", nonfinite=True)
+        return False
+    return True
 
 
 def _gradients(run: Runner, params: list[tuple[str, torch.Tensor]], x: torch.Tensor, kpm: torch.Tensor,
@@ -181,7 +194,7 @@ def _gradients(run: Runner, params: list[tuple[str, torch.Tensor]], x: torch.Ten
     grads = [torch.zeros(p.shape) if p.grad is None else p.grad.detach().float().clone() for _, p in params]
     for _, p in params:
         p.grad = None
-    return grads, x.grad.detach().clone() if x.grad is not None else torch.zeros(x.shape)
+    return grads, x.grad.detach().clone() if x.grad is not None else torch.zeros(x.shape), out.detach()
 
 
 def _parameters(attn: object, parameters: object) -> list[tuple[str, torch.Tensor]]:

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import torch
 
 from helpers import arguments
-from helpers.checks.core import BIG_JUNK, MAX_LEN, Runner, Tolerance, embed_dim_of, finish, validate
+from helpers.checks.core import BIG_JUNK, MAX_LEN, Runner, Tolerance, embed_dim_of, finish, unusable, validate
 
 MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 PATTERNS = ("causal", "bidirectional", "sliding_window")
@@ -24,31 +24,31 @@ class _Dependence(NamedTuple):
 
 
 def _dependence(run: Runner, L: int, E: int, attn_mask: torch.Tensor | None, trials: int, atol: float | None,
-                rtol: float | None, g: torch.Generator) -> _Dependence:
+                rtol: float | None, seed: int, dtype: torch.dtype | None) -> _Dependence:
     """Each trial: one random sequence, then two copies per position j, with new values +v and -v at j (v =
     randn x 1e3: one of the two raises the score of key j for any query, so even a weak fill leaks visibly), each
     run alone (a batch of one, so that nothing mixed across a batch, such as batch statistics, hides a dependence)."""
     depends, nonfinite, largest = torch.zeros(L, L, dtype=torch.bool), torch.zeros(L, dtype=torch.bool), 0.0
     kpm = torch.zeros(1, L, dtype=torch.bool)
-    tolerance = None
+    g = torch.Generator().manual_seed(seed)
+    tolerance = run.start(E, L, attn_mask, atol, rtol, seed, dtype)
     for trial in range(trials):
         run.where = f"trial {trial}"
         x = torch.randn(1, L, E, generator=g)
-        if tolerance is None:
-            tolerance = run.start(x, kpm, attn_mask, atol, rtol)
         big = min(BIG_JUNK, (torch.finfo(tolerance.dtype).max ** 0.5) / 8)
-        ref = run(x, kpm, attn_mask)[0].reshape(L, -1)                   # (L, features)
+        ref = run(x, kpm, attn_mask)                                     # (1, L, ...)
         largest = max(largest, float(ref.abs().masked_fill(~ref.isfinite(), 0.0).max()))
-        nonfinite |= ~ref.isfinite().all(-1)
+        bad_ref = unusable(ref, torch.ones_like(ref, dtype=torch.bool))[0]   # (L,): NaN, +inf, nothing finite
+        nonfinite |= bad_ref
         for j in range(L):
             v = torch.randn(E, generator=g) * big
             for sign in (1, -1):
                 edited = x.clone()
                 edited[0, j] = sign * v
-                out = run(edited, kpm, attn_mask)[0].reshape(L, -1)
-                became = ~out.isfinite().all(-1) & ref.isfinite().all(-1)    # NaN or inf only with new values at j
+                out = run(edited, kpm, attn_mask)
+                became = unusable(out, out == ref)[0] & ~bad_ref               # unusable only with new values at j
                 nonfinite |= became
-                _, failing, _ = tolerance.within(out, ref, 1)
+                _, failing, _ = tolerance.within(out[0].reshape(L, -1), ref[0].reshape(L, -1), 1, same_shapes=True)
                 depends[:, j] |= failing.any(-1) | became                     # (i,)
     assert tolerance is not None
     return _Dependence(depends, nonfinite, largest, tolerance)
@@ -64,18 +64,21 @@ def infer_mask(
     atol: float | None = None,
     rtol: float | None = None,
     seed: int = 0,
+    dtype: torch.dtype | None = None,
 ) -> torch.Tensor:
     """The mask attn really applies: bool (L, L), True where the output at i does NOT depend on the input at j.
 
     An experiment, not a reading of the code: each trial runs one random sequence of `length` tokens (no padding;
     attn gets key_padding_mask all False, `attn_mask` as given, and position_ids 0..L-1 if it takes them), and two
-    copies of it per position j with new values at j, +v and -v (v = randn x 1e3, large: whatever the query,
-    one of the two raises key j's score, so a weak fill, such as -12 or -30, leaks visibly); the output at i
-    depends on j if it moved by more than atol + rtol * scale in some feature, scale as in the padding checks
-    (the feature's |output|, at least the median |output| at i). Several seeded trials (the union of what moved)
-    keep an accidental non-dependence unlikely. Every copy runs alone (a batch of one), so a dependence through
-    the batch (batch statistics) cannot cancel out. The whole module is measured, however deep: a stack of n
-    layers shows its receptive field (check_mask_pattern(layers=n) compares it with the right thing).
+    copies of it per position j with new values at j, +v and -v (v = randn x 1e3, large: whatever the query, one of
+    the two raises key j's score, so a weak fill added to the scores, such as -12 or -30, leaks visibly; a fill
+    written in place of the score, masked_fill(mask, -30), cannot be raised, and leaks only e^-30); the output at i
+    depends on j if it moved by more than atol + rtol * scale in some feature, scale as in the padding checks (the
+    feature's |output|, at least the median |output| at i), and atol, rtol float32's in every dtype: every run has
+    the same shapes, so an output that does not depend on j does not move at all. Several seeded trials (the union
+    of what moved) keep an accidental non-dependence unlikely. Every copy runs alone (a batch of one), so a
+    dependence through the batch (batch statistics) cannot cancel out. The whole module is measured, however deep: a
+    stack of n layers shows its receptive field (check_mask_pattern(layers=n) compares it with the right thing).
 
     Limits. The diagonal: the output at i depends on the input at i through its query (and any residual
     connection) whatever the mask says, so a hidden diagonal shows only where the row's weights cannot move (a
@@ -89,7 +92,7 @@ def infer_mask(
     seed = _pattern_args(length, attn_mask, trials, atol, rtol, seed)
     run = Runner(attn, pooled=False)
     L, E = length, embed_dim_of(attn, embed_dim)
-    return ~_dependence(run, L, E, attn_mask, trials, atol, rtol, torch.Generator().manual_seed(seed)).depends
+    return ~_dependence(run, L, E, attn_mask, trials, atol, rtol, seed, dtype).depends
 
 
 def _pattern_args(length: object, attn_mask: object, trials: object, atol: object, rtol: object, seed: object,
@@ -132,8 +135,9 @@ def expected_mask(expected: object, length: int, *, window: int | None = None) -
         raise ValueError("window goes with expected='sliding_window' only")
     if isinstance(expected, torch.Tensor):
         if expected.dtype != torch.bool or tuple(expected.shape) != (length, length):
-            raise ValueError(f"an expected mask must be a bool tensor ({length}, {length}) (True = not allowed), "
-                             f"got {expected.dtype} {tuple(expected.shape)}")
+            error = TypeError if expected.dtype != torch.bool else ValueError
+            raise error(f"an expected mask must be a bool tensor ({length}, {length}) (True = not allowed), "
+                        f"got {expected.dtype} {tuple(expected.shape)}")
         return expected.clone()
     if callable(expected):
         return ~_mask_mod_allows(expected, length)
@@ -249,6 +253,7 @@ def check_mask_pattern(
     atol: float | None = None,
     rtol: float | None = None,
     seed: int = 0,
+    dtype: torch.dtype | None = None,
     raise_on_fail: bool = False,
 ) -> PatternReport:
     """attn must depend on exactly the inputs `expected` allows: no leak, and no over-masking.
@@ -268,16 +273,15 @@ def check_mask_pattern(
     seed = _pattern_args(L, attn_mask, trials, atol, rtol, seed, {"raise_on_fail": raise_on_fail})
     want = receptive_field(expected_mask(expected, L, window=window), layers)
     run = Runner(attn, pooled=False)
-    found = _dependence(run, L, embed_dim_of(attn, embed_dim), attn_mask, trials, atol, rtol,
-                        torch.Generator().manual_seed(seed))
+    found = _dependence(run, L, embed_dim_of(attn, embed_dim), attn_mask, trials, atol, rtol, seed, dtype)
     depends, nonfinite = found.depends, found.nonfinite
     off_diagonal = ~torch.eye(L, dtype=torch.bool)
     leaks = depends & want & off_diagonal & ~nonfinite[:, None]
     over = ~depends & ~want & ~nonfinite[:, None]
     hint = None
-    if over.any() and found.largest < 1e3 * found.tolerance.atol:
-        hint = (f"the outputs are tiny (largest |output| {found.largest:.1g}, atol={found.tolerance.atol:g}): a real "
-                "dependence may move them by less than atol; pass a smaller atol")
+    if over.any() and found.largest < 1e3 * found.tolerance.exact_atol:
+        hint = (f"the outputs are tiny (largest |output| {found.largest:.1g}, atol={found.tolerance.exact_atol:g}): a "
+                "real dependence may move them by less than atol; pass a smaller atol")
     name = expected if isinstance(expected, str) else "given mask" if isinstance(expected, torch.Tensor) else "mask_mod"
     name += f" {window}" if window is not None else ""
     check = f"mask pattern ({name}, length {L}" + (f", {layers} layers)" if layers > 1 else ")")

@@ -36,21 +36,25 @@ def check_padding_invariance(
     pooled: bool = False,
     nonfinite_junk: bool = False,
     seed: int = 0,
+    dtype: torch.dtype | None = None,
     raise_on_fail: bool = False,
 ) -> CheckReport:
     """Real-token outputs must not depend on the padding.
 
-    Each trial pads a random batch (item 0 always has padding) and checks two things for every real token:
-    new values at the pad positions leave its output unchanged, and so does running its sequence alone,
-    unpadded. The padded lengths grow from 2 to max_len (16) over the trials, so the first failure reported is
-    the shortest; the new values mix normal ones (randn x 10) with values near 1e3, which beat a weak finite
-    fill (a fill of -30 leaks visibly). causal=True also passes a causal attn_mask (and a shorter one when alone).
-    With right padding the pads are then in every real token's future, hidden by the causal mask alone;
-    with left padding they are in its past, so only the padding mask hides them: padding_side="both"
-    (the default) catches a causal module that ignores its padding mask, and a decoder that ignores position_ids.
-    pooled=True: attn returns (N, ...), one output per item (a classifier, a masked mean); each item's output
-    is compared. nonfinite_junk=True: the last trial writes NaN/inf at the pads (see help(helpers.checks)).
-    atol, rtol: by default by the dtype the module computes in (help(helpers.checks), "Tolerance").
+    Each trial pads a random batch (item 0 always has padding) and checks two things for every real token: new
+    values at the pad positions leave its output unchanged, and so does running its sequence alone, unpadded. The
+    padded lengths grow from 2 to max_len (16) over the trials (each one tried when trials >= max_len - 1), so the
+    first failure reported is the shortest; the new values mix normal ones (randn x 10) with values near 1e3, so
+    that a weak finite fill added to the scores (-30, say) leaks visibly (a fill written in place, masked_fill,
+    cannot be raised). causal=True also passes a causal attn_mask (and a shorter one when alone). With right padding
+    the pads are then in every real token's future, hidden by the causal mask alone; with left padding they are in
+    its past, so only the padding mask hides them: padding_side="both" (the default) catches a causal module that
+    ignores its padding mask, and a decoder that ignores position_ids. pooled=True: attn returns (N, ...), one
+    output per item (a classifier, a masked mean); each item's output is compared. nonfinite_junk=True: the last
+    trial writes NaN/inf at the pads (see help(helpers.checks)).
+    atol, rtol: by default float32's for the comparisons at the same shapes (the new values), and the dtype's for
+    the items run alone (help(helpers.checks), "Tolerance"); dtype: the dtype the module computes in, if its
+    adapter hides it (returns float32 from a bfloat16 module); by default read from its parameters and output.
     """
     seed = validate(trials, batch_size, max_len, atol, rtol, seed, padding_side,
                     {"causal": causal, "pooled": pooled, "nonfinite_junk": nonfinite_junk,
@@ -70,8 +74,9 @@ def check_padding_invariance(
             kpm = key_padding_mask(lengths, S, side=side)
             (xs,) = on_side(side, lengths, x)
             if track is None:
-                tolerance = run.start(xs, kpm, am, atol, rtol)
+                tolerance = run.start(E, max_len, causal_mask(max_len) if causal else None, atol, rtol, seed, dtype)
                 track = Tracker(name, tolerance, trials, (2, max_len), pooled)
+                run.where = f"trial {trial} ({side} padding)"
             if nonfinite_junk and trial == trials - 1:
                 new_values, what = torch.tensor(NONFINITE)[torch.arange(E) % len(NONFINITE)].expand(x.shape), "NaN/inf"
             else:
@@ -84,7 +89,8 @@ def check_padding_invariance(
                 output = "pooled output" if pooled else f"output at real position {f.position}"
                 return f"{where}: {what} at the pad positions changed item {f.item}'s {output} by {f.diff:.2g}"
             track.add(run(torch.where(kpm[..., None], new_values, xs), kpm, am), out, real, changed,
-                      (f"{where}: with {what} at the pad positions", f"{where}: in the padded batch"))
+                      (f"{where}: with {what} at the pad positions", f"{where}: in the padded batch"),
+                      same_shapes=True)
             for i, n in enumerate(lengths):
                 if len(alone) <= i:    # the unpadded run is the same for both sides: run it once
                     alone.append(run(x[i:i + 1, :n], torch.zeros(1, n, dtype=torch.bool),
@@ -121,13 +127,15 @@ def check_no_future_leak(
     atol: float | None = None,
     rtol: float | None = None,
     seed: int = 0,
+    dtype: torch.dtype | None = None,
     raise_on_fail: bool = False,
 ) -> CheckReport:
     """With a causal attn_mask, no output may depend on a later position.
 
     Each trial (random lengths, padded on padding_side; padded lengths 2 to max_len, shortest first) picks a cut
     t, writes new values at every position after t (normal ones and values near 1e3, mixed), and checks that
-    the real-token outputs at positions 0..t are unchanged.
+    the real-token outputs at positions 0..t are unchanged. Every comparison is at the same shapes, so float32's
+    margins hold in every dtype unless atol or rtol are given (help(helpers.checks), "Tolerance").
     """
     seed = validate(trials, batch_size, max_len, atol, rtol, seed, padding_side, {"raise_on_fail": raise_on_fail})
     run = Runner(attn, pooled=False)
@@ -144,7 +152,9 @@ def check_no_future_leak(
             kpm = key_padding_mask(lengths, S, side=side)
             (xs,) = on_side(side, lengths, x)
             if track is None:
-                track = Tracker("no future leak", run.start(xs, kpm, am, atol, rtol), trials, (2, max_len))
+                tolerance = run.start(E, max_len, causal_mask(max_len), atol, rtol, seed, dtype)
+                track = Tracker("no future leak", tolerance, trials, (2, max_len))
+                run.where = f"trial {trial} ({side} padding)"
             edited = xs.clone()
             edited[:, t + 1:] = junk(g, (batch_size, S - t - 1, E), track.tolerance.dtype)
             compared = ~kpm & (torch.arange(S) <= t)
@@ -154,6 +164,7 @@ def check_no_future_leak(
                 return (f"{where}: new values after position {t} changed item {f.item}'s output at position "
                         f"{f.position} by {f.diff:.2g}")
             track.add(run(edited, kpm, am), run(xs, kpm, am), compared, leaked,
-                      (f"{where}: with new values after position {t}", f"{where}: in the unedited batch"))
+                      (f"{where}: with new values after position {t}", f"{where}: in the unedited batch"),
+                      same_shapes=True)
     assert track is not None
     return track.report(raise_on_fail, run.fn)
