@@ -20,11 +20,11 @@ import argparse
 import os
 import subprocess
 import sys
-from pathlib import Path
 
+from tools import series
 from tools.dev import NBVAL, xdist
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = series.ROOT
 # name -> (environment, the PyTorch level the CPU must reach for it)
 SETTINGS = {
     "default": ({"ATEN_CPU_CAPABILITY": "default"}, "DEFAULT"),
@@ -53,8 +53,7 @@ def main() -> int:
     parser.add_argument("notebooks", nargs="*")
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
     args = parser.parse_args()
-    chapters = (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")
-    notebooks = args.notebooks or sorted(str(p.relative_to(ROOT)) for p in chapters)
+    notebooks = args.notebooks or [str(p.relative_to(ROOT)) for p in series.chapters("en")]
     best = level_in_use({})
     results = []
     for name in args.settings:
