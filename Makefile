@@ -63,7 +63,7 @@ unit: $(STAMP)
 # Every chapter through nbval under each of PyTorch's x86 CPU kernels (default, AVX2, AVX-512) and MKL's AVX2 code:
 # stored outputs must not depend on which one a machine picks (tools/portable.py).
 portable: $(STAMP)
-	$(BIN)/python -m tools.portable
+	$(BIN)/python -m tools.portable $(if $(JOBS),--jobs $(JOBS))
 
 # Re-run every English chapter in order from a fresh kernel and store its outputs (do this before committing one);
 # NB="notebooks/04_key_padding_mask.ipynb notebooks/ja/04_key_padding_mask.ipynb" re-runs only those.

@@ -212,15 +212,16 @@ def xdist(jobs: int) -> list[str]:
     return ["-n", str(jobs), "--dist", "loadscope", "--no-loadscope-reorder"]
 
 
-def test_command(python: Path, jobs: int = 2) -> list[str | Path]:
-    """`make test`'s pytest call: unit and browser tests, and every chapter of both editions through nbval (the
-    Japanese edition has the English code, checked by tests/test_japanese_edition.py, and outputs of its own: its
-    hints and summaries are in Japanese)."""
-    return [python, "-m", "pytest", "tests", series.NOTEBOOKS, *NBVAL, "-q", *xdist(jobs)]
+def test_command(python: Path, jobs: int | None = None) -> list[str | Path]:
+    """`make test`'s pytest call on `jobs` workers (default_jobs if None): unit and browser tests, and every chapter
+    of both editions through nbval (the Japanese edition has the English code, checked by
+    tests/test_japanese_edition.py, and outputs of its own: its hints and summaries are in Japanese)."""
+    return [python, "-m", "pytest", "tests", series.NOTEBOOKS, *NBVAL, "-q", *xdist(jobs or default_jobs())]
 
 
-def unit_command(python: Path, jobs: int = 2) -> list[str | Path]:
-    return [python, "-m", "pytest", "tests", "-q", "-m", "not browser and not slow", *xdist(jobs)]
+def unit_command(python: Path, jobs: int | None = None) -> list[str | Path]:
+    """`make unit`'s pytest call on `jobs` workers (default_jobs if None): no browser, no notebooks, nothing slow."""
+    return [python, "-m", "pytest", "tests", "-q", "-m", "not browser and not slow", *xdist(jobs or default_jobs())]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -236,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="use the Python running this script (a conda env, an activated venv) instead of .venv; "
                              "installs nothing")
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or default_jobs()),
-                        help="test, unit: how many pytest workers (default 2)")
+                        help="test, unit, portable: how many pytest workers (default: one per CPU core, at most 8)")
     parser.add_argument("--edition", choices=series.EDITIONS, default=os.environ.get("EDITION") or "en",
                         help="lab: the English chapters (default) or the Japanese edition, notebooks/ja/")
     args = parser.parse_args(argv)
@@ -254,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "unit":
             run(*unit_command(python, args.jobs))
         elif args.command == "portable":
-            run(python, "-m", "tools.portable")
+            run(python, "-m", "tools.portable", "--jobs", str(args.jobs))
         elif args.command == "execute":
             run(python, "-m", "tools.execute_notebooks", *args.notebooks)  # none: every English chapter
         elif args.command == "slides":
