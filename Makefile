@@ -12,7 +12,6 @@ TORCH_INDEX ?=
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 
 define NO_PYTHON
 No Python $(PY_VERSION) found (tried python$(PY_VERSION), python3, python). The chapters' outputs were measured on it.
@@ -64,11 +63,12 @@ unit: $(STAMP)
 # Every chapter through nbval under each of PyTorch's x86 CPU kernels (default, AVX2, AVX-512) and MKL's AVX2 code:
 # stored outputs must not depend on which one a machine picks (tools/portable.py).
 portable: $(STAMP)
-	$(BIN)/python -m tools.portable
+	$(BIN)/python -m tools.portable $(if $(JOBS),--jobs $(JOBS))
 
-# Re-run every chapter in order from a fresh kernel and store its outputs (do this before committing one).
+# Re-run every English chapter in order from a fresh kernel and store its outputs (do this before committing one);
+# NB="notebooks/04_key_padding_mask.ipynb notebooks/ja/04_key_padding_mask.ipynb" re-runs only those.
 execute: $(STAMP)
-	$(BIN)/python -m tools.execute_notebooks $(or $(NB),$(NOTEBOOKS))
+	$(BIN)/python -m tools.execute_notebooks $(NB)
 
 # A reveal.js deck per chapter in build/slides/, its static explorer in build/slides/explorers/, opening from disk
 # with no network (see tools/slides.py; the explorers take ~30 s to precompute).

@@ -1,7 +1,8 @@
 """pytest's set-up for the whole repository: the tests in tests/ and the chapters under nbval.
 
-`make test` runs on two workers (pytest-xdist, `-n 2 --dist loadscope`). The scheduler below says what must
-stay together, so that each of these units goes to one worker whole:
+`make test` runs on one worker per CPU core, at most 8 (pytest-xdist, `-n N --dist loadscope`: tools/dev.py's
+default_jobs and xdist). The scheduler below says what must stay together, so that each of these units goes to one
+worker whole:
 - a notebook: nbval runs its cells in order in one kernel;
 - the browser tests that use JupyterLab (LAB_MODULES): they share one JupyterLab server, one Chromium and one
   warm kernel;
@@ -20,7 +21,7 @@ import os
 
 import pytest
 
-# One thread per worker: two workers on two cores, each with PyTorch's default of one thread per core, would
+# One thread per worker: N workers on N cores, each with PyTorch's default of one thread per core, would
 # oversubscribe the CPU, and OpenMP threads that wait by spinning make that several times slower. Set before
 # anything imports torch; the kernels nbval and the browser tests start inherit it. (Chapters 6-9 set one thread
 # themselves; every stored output is the same with one thread or two.)

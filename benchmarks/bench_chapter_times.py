@@ -23,6 +23,9 @@ from pathlib import Path
 from bench_series import nbval_command  # benchmarks/ is on sys.path when a script here runs
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # a script in benchmarks/: the repository's tools/
+from tools import series  # noqa: E402
+
 BUDGET_S = 15.0
 
 
@@ -40,7 +43,7 @@ def main() -> int:
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    chapters = [p.resolve() for p in args.notebooks] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    chapters = [p.resolve() for p in args.notebooks] or series.chapters("en")
     print(f"{len(chapters)} chapters x {args.repeats} runs; load average {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} CPUs")
     times: dict[str, list[float]] = {p.stem: [] for p in chapters}

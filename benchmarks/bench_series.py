@@ -30,6 +30,9 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # a script in benchmarks/: the repository's tools/
+from tools import series  # noqa: E402
+
 FLOOR_SOURCE = (
     "import ipywidgets\nimport matplotlib.pyplot as plt\nimport torch\n\n"
     "import helpers\nfrom helpers import show_weights, toy\nfrom helpers.explorer import draw_view\n"
@@ -38,7 +41,7 @@ BUDGET = 1.5
 
 
 def default_chapters() -> list[Path]:
-    return sorted(p for p in (ROOT / "notebooks").glob("0[0-7]_*.ipynb"))
+    return [path for path in series.chapters("en") if series.number(path) <= "07"]
 
 
 def write_floor(folder: Path, count: int) -> list[Path]:

@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # a script in benchmarks/: the repository's conftest.py and tools/
 from conftest import unit_of  # noqa: E402  (what a worker gets whole)
+from tools import series  # noqa: E402
 from tools.dev import LINTED, test_command  # noqa: E402
 
 
@@ -67,14 +68,19 @@ def one_run(jobs: int, junit: Path) -> tuple[float, float, str]:
 
 def with_extra_chapters(root: Path, n: int) -> None:
     """Copy the last n chapters of the checkout at root as n new ones (see the module docstring)."""
-    chapters = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    last = int(chapters[-1].name[:2])
+    chapters = series.chapters("en", root)
+    last = int(series.number(chapters[-1]))
     for offset, source in enumerate(chapters[-n:], start=1):
-        old, new = source.stem, f"{last + offset:02d}_copy_of_{source.stem[3:]}"
-        for folder in (root / "notebooks", root / "notebooks" / "ja"):
+        new = f"{last + offset:02d}_copy_of_{source.stem[3:]}"
+        for edition in series.EDITIONS:
+            folder = series.notebooks(edition, root)
             shutil.copy(folder / source.name, folder / f"{new}.ipynb")
-        for folder, prefix in ((root / "helpers" / "chapters", "ch"), (root / "tests" / "chapters", "test_ch")):
-            shutil.copy(folder / f"{prefix}{old}.py", folder / f"{prefix}{new}.py")
+        code, new_code = series.helpers_module(source, root), series.helpers_module(new, root)
+        if code.is_dir():   # a chapter package (chapter 8): the copy is a package too
+            shutil.copytree(code, new_code.with_suffix(""), ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(code, new_code)
+        shutil.copy(series.tests_module(source, root), series.tests_module(new, root))
     subprocess.run([sys.executable, "-m", "tools.links"], cwd=root, check=True, capture_output=True)
 
 

@@ -1,25 +1,24 @@
 """helpers.chapters: one module per chapter, found by the notebook's number or stem, each listing its explorers."""
 
 import importlib
-from pathlib import Path
 
 import pytest
 
 from helpers import chapters
 from helpers.chapters import ch04_key_padding_mask as ch04
 from helpers.chapters import ch05_attn_mask_and_causality as ch05
+from tools import series
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = series.chapters("en")
 
 
 def test_every_chapter_module_has_a_notebook_a_test_module_and_explorers():
     modules = chapters.chapters()
     assert modules, "no chapter module found"
-    stems = {path.stem[:2]: path.stem for path in NOTEBOOKS}
+    stems = {series.number(path): path.stem for path in NOTEBOOKS}
     for number, name in modules.items():
         assert name == f"ch{stems[number]}", f"{name} does not match its notebook {stems.get(number)}"
-        assert (ROOT / "tests" / "chapters" / f"test_{name}.py").exists(), f"{name} has no test module"
+        assert series.tests_module(stems[number]).exists(), f"{name} has no test module"
         module = importlib.import_module(f"helpers.chapters.{name}")
         assert module.__doc__ and module.__doc__.splitlines()[0].strip(), f"{name}: no one-line summary"
         assert isinstance(module.EXPLORERS, tuple) and all(callable(make) for make in module.EXPLORERS)

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from tools import dev
+from tools import dev, series
 
 ROOT = dev.ROOT
 
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "notebooks").mkdir()
+    series.notebooks(root=tmp_path).mkdir()
     for name in ("00_start_here.ipynb", "01_a.ipynb"):
-        (tmp_path / "notebooks" / name).write_text(f"{name} v1")
+        (series.notebooks(root=tmp_path) / name).write_text(f"{name} v1")
     monkeypatch.setattr(dev, "ROOT", tmp_path)
     monkeypatch.setattr(dev, "WORK", tmp_path / "my-notebooks")
     return tmp_path
@@ -33,12 +33,12 @@ def test_work_copies(repo: Path, capsys: pytest.CaptureFixture):
     ours = repo / "my-notebooks" / "01_a.ipynb"
     ours.write_text("01 with my outputs")                    # the learner runs chapter 1
     for name in ("00_start_here.ipynb", "01_a.ipynb"):        # git pull brings new versions
-        (repo / "notebooks" / name).write_text(f"{name} v2")
+        (series.notebooks(root=repo) / name).write_text(f"{name} v2")
     dev.work_copies()
     assert start.read_text() == "00_start_here.ipynb v2", "an unchanged copy follows its chapter"
     assert ours.read_text() == "01 with my outputs", "a learner's copy is never overwritten"
     assert "01_a.ipynb changed; your copy" in capsys.readouterr().out
-    assert (repo / "notebooks" / "01_a.ipynb").read_text() == "01_a.ipynb v2"
+    assert (series.notebooks(root=repo) / "01_a.ipynb").read_text() == "01_a.ipynb v2"
     ours.unlink()                                            # delete it to get the new chapter
     dev.work_copies()
     assert ours.read_text() == "01_a.ipynb v2"
@@ -134,7 +134,7 @@ def test_lab_command_prints_the_url_once():
 
 def test_lab_sets_up_work_copies_and_config(repo: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture):
-    (repo / "notebooks" / "cheatsheet.md").write_text("# sheet")
+    (series.notebooks(root=repo) / "cheatsheet.md").write_text("# sheet")
     calls = []
     real = dev.jupyter_config
     monkeypatch.setattr(dev, "jupyter_config", lambda config_dir, python=None: real(config_dir))  # in-process

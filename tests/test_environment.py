@@ -132,6 +132,7 @@ def test_every_torch_version_named_is_the_pin():
     """requirements.txt is the one source of the torch version: everything that names one agrees with it
     (tools/dev.py and tools/links.py read the pins from the file; helpers/versions.py cannot, once installed)."""
     from helpers import versions
+    from tools import series
     from tools.dev import pinned
 
     pin = pinned("torch")
@@ -142,7 +143,7 @@ def test_every_torch_version_named_is_the_pin():
     named = {}
     for path in texts:
         named.update({f"{path.relative_to(ROOT)}: torch {v}": v for v in TORCH_VERSION.findall(path.read_text())})
-    for path in [*ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"), *ROOT.glob("notebooks/ja/[0-9][0-9]_*.ipynb")]:
+    for path in series.every_chapter():
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "markdown":
                 named.update({f"{path.relative_to(ROOT)} cell {cell.id}: torch {v}": v

@@ -18,11 +18,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import ja_sync
+from tools import ja_sync, series
 
 ROOT = ja_sync.ROOT
 
-CHAPTERS = ja_sync.chapters()
+CHAPTERS = series.chapters("en")
+JAPANESE = series.notebooks("ja")  # notebooks/ja/: the chapters, the glossary and the cheat sheet
 ONLY_CODE_OR_LINKS = re.compile(r"^(\s|`[^`]*`|!?\[[^\]]*\]\([^)]*\)|[·|←→#*-])*$")
 
 
@@ -31,7 +32,7 @@ code_tokens = ja_sync.code_tokens
 
 @pytest.mark.parametrize("english_path", CHAPTERS, ids=lambda p: p.stem)
 def test_japanese_chapter_matches_the_english_one(english_path: Path):
-    ja_path = ja_sync.JAPANESE / english_path.name
+    ja_path = series.twin(english_path)
     assert ja_path.exists(), (f"{ja_path.relative_to(ROOT)} is missing: translate {english_path.name} "
                               "(python -m tools.ja_sync)")
     english = nbformat.read(english_path, as_version=4)
@@ -60,23 +61,23 @@ def test_japanese_chapter_matches_the_english_one(english_path: Path):
 
 @pytest.mark.parametrize("english_path", CHAPTERS, ids=lambda p: p.stem)
 def test_japanese_badges_open_the_japanese_chapter(english_path: Path):
-    ja_path = ja_sync.JAPANESE / english_path.name
+    ja_path = series.twin(english_path)
     badges = [c for c in nbformat.read(ja_path, as_version=4).cells if c.id == ja_sync.BADGE_ID]
     assert [c.source for c in badges] == [ja_sync.badge_for(ja_path)]
     assert "notebooks/ja/" in badges[0].source
 
 
 def test_glossary_cheatsheet_and_readme_exist():
-    for path in (ja_sync.JAPANESE / "glossary.md", ja_sync.JAPANESE / "cheatsheet.md", ROOT / "README.ja.md"):
+    for path in (JAPANESE / "glossary.md", JAPANESE / "cheatsheet.md", ROOT / "README.ja.md"):
         assert path.exists(), f"{path.relative_to(ROOT)} is missing"
 
 
 def test_glossary_anchors_used_by_the_chapters_exist():
     """Every [term](glossary.md#anchor) link in the Japanese chapters points at a glossary heading."""
-    glossary = (ja_sync.JAPANESE / "glossary.md").read_text(encoding="utf-8")
+    glossary = (JAPANESE / "glossary.md").read_text(encoding="utf-8")
     anchors = set(re.findall(r'<a id="([^"]+)"></a>', glossary))
     missing = set()
-    for path in sorted(ja_sync.JAPANESE.glob("[0-9][0-9]_*.ipynb")):
+    for path in series.chapters("ja"):
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "markdown":
                 missing |= {f"{path.name}: #{a}" for a in re.findall(r"glossary\.md#([\w-]+)", cell.source)
@@ -136,13 +137,13 @@ def japanese_texts() -> list[tuple[str, str, bool]]:
     """(where, markdown, by_line) for every Japanese markdown cell outside PENDING, the glossary, cheat sheet and
     README.ja.md."""
     texts = []
-    for path in sorted(ja_sync.JAPANESE.glob("[0-9][0-9]_*.ipynb")):
+    for path in series.chapters("ja"):
         if path.stem in PENDING:
             continue
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "markdown" and cell.id != ja_sync.BADGE_ID:
                 texts.append((f"{path.relative_to(ROOT)}, cell id {cell.id}", cell.source, False))
-    for path in (ja_sync.JAPANESE / "glossary.md", ja_sync.JAPANESE / "cheatsheet.md", ROOT / "README.ja.md"):
+    for path in (JAPANESE / "glossary.md", JAPANESE / "cheatsheet.md", ROOT / "README.ja.md"):
         texts.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8"), True))
     return texts
 
@@ -247,7 +248,7 @@ def test_the_japanese_code_comments_use_the_guides_terms():
              if written.startswith(COMMENT_RULES)]
     assert len(rules) == len(COMMENT_RULES)
     problems, comments = [], 0
-    for path in sorted(ja_sync.JAPANESE.glob("[0-9][0-9]_*.ipynb")):
+    for path in series.chapters("ja"):
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type != "code":
                 continue

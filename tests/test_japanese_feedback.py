@@ -18,8 +18,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parents[1]
-CHAPTER = ROOT / "notebooks" / "ja" / "01_the_pad_question.ipynb"
+from tools import series
+
+ROOT = series.ROOT
+CHAPTER = series.notebooks("ja") / "01_the_pad_question.ipynb"
 ANSWER, CHECK = "c31", "c32"      # exercise 1: the answer cell and its check cell
 WRONG = "answer_1 = (ids_batch == pad_id).unsqueeze(1)"  # True at the pads: the opposite polarity
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")

@@ -14,10 +14,10 @@ import nbformat
 import pytest
 
 from helpers.language import VARIABLE
-from tools import links
+from tools import links, series
 
 ROOT = links.ROOT
-CHAPTERS = links.chapters()  # both editions
+CHAPTERS = series.every_chapter()  # both editions
 LAUNCH = re.compile(r"https://(?:mybinder\.org/v2/gh|colab\.research\.google\.com/github)/([^/\s)]+/[^/\s)]+)/"
                     r"(?:blob/)?([\w.\-]+)")
 
@@ -38,7 +38,7 @@ def test_every_launch_link_uses_the_slug(path: Path):
         assert (slug, ref) == (links.REPOSITORY, links.REF), f"{path.name}: a link to {slug}@{ref}"
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.relative_to(ROOT / "notebooks").as_posix())
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.relative_to(series.notebooks()).as_posix())
 def test_every_chapter_has_its_badge_and_setup_cell(path: Path):
     nb = nbformat.read(path, as_version=4)
     fix = "run `python -m tools.links` (then re-execute the chapter)"
@@ -48,7 +48,7 @@ def test_every_chapter_has_its_badge_and_setup_cell(path: Path):
     assert ids.index(links.BADGE_ID) == 1 and badge.source == links.badge_source(links.relative(path)), fix
     first_code = next(cell for cell in nb.cells if cell.cell_type == "code")
     assert first_code.get("id") == links.SETUP_ID, f"{path.name}: the set-up cell must be the first code cell"
-    assert first_code.source == links.setup_source(links.edition_of(links.relative(path))), f"{path.name}: {fix}"
+    assert first_code.source == links.setup_source(series.edition_of(links.relative(path))), f"{path.name}: {fix}"
     assert not first_code.outputs, f"{path.name}: outside Colab the set-up cell prints nothing"
 
 
@@ -110,8 +110,8 @@ def test_setup_cell_only_sets_the_language_off_colab(edition):
 
 
 def test_each_edition_sets_its_language():
-    assert links.edition_of("notebooks/ja/04_key_padding_mask.ipynb") == "ja"
-    assert links.edition_of("notebooks/04_key_padding_mask.ipynb") == "en"
+    assert series.edition_of("notebooks/ja/04_key_padding_mask.ipynb") == "ja"
+    assert series.edition_of("notebooks/04_key_padding_mask.ipynb") == "en"
     assert f'os.environ["{VARIABLE}"] = "ja"' in links.setup_source("ja")
     with pytest.raises(ValueError, match="edition"):
         links.setup_source("fr")

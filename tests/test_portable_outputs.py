@@ -19,9 +19,10 @@ from typing import NamedTuple
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
-    (ROOT / "notebooks" / "ja").glob("[0-9][0-9]_*.ipynb"))
+from tools import series
+
+ROOT = series.ROOT
+NOTEBOOKS = series.every_chapter()
 SMALL = 1e-5
 SCIENTIFIC = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)[eE]-\d+(?![\w.])")
 # What may stand right before a small number, by name. Keep this list short: anything else is a residue.
@@ -62,7 +63,7 @@ def residues(text: str) -> list[Residue]:
     return found
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(series.notebooks())))
 def test_no_stored_output_prints_a_rounding_residue(path: Path):
     nb = nbformat.read(path, as_version=4)
     found = [f"cell {index} (id {cell.id}): {r.number} in {r.context!r}"
@@ -99,7 +100,7 @@ def test_bounds_constants_and_large_numbers_pass(text):
     assert residues(text) == [], text
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(series.notebooks())))
 def test_an_output_that_varies_is_not_stored(path: Path):
     """A cell marked `# NBVAL_IGNORE_OUTPUT` (chapter 10's timings) prints what differs between runs and machines:
     tools/execute_notebooks.py stores it without outputs (no timings in a stored output)."""

@@ -9,15 +9,12 @@ import re
 import nbformat
 import pytest
 
-from tools import links, site
-
-ROOT = site.ROOT
+from tools import links, series, site
 
 
 @pytest.mark.parametrize("edition", site.EDITIONS)
 def test_every_chapter_and_page_is_in_the_site(edition: str):
-    folder = ROOT / "notebooks" / ("ja" if edition == "ja" else "")
-    chapters = sorted(p.stem for p in folder.glob("[0-9][0-9]_*.ipynb"))
+    chapters = [p.stem for p in series.chapters(edition)]
     assert len(chapters) >= 14
     assert site.pages(edition) == [*chapters, "cheatsheet", "glossary", "run"]
     tree = site.toctree(edition, site.pages(edition))   # chapter 0 holds the table of contents
@@ -45,9 +42,8 @@ def test_glossary_pages():
 def test_run_page_takes_its_urls_from_links_py(edition: str):
     chapters = site.chapter_paths(edition)
     text = site.run_source(edition, chapters)
-    folder = "notebooks/ja/" if edition == "ja" else "notebooks/"
-    assert links.binder_url(folder + "00_start_here.ipynb") in text
-    assert all(links.colab_url(folder + p.name) in text for p in chapters)
+    assert links.binder_url(links.relative(series.start(edition))) in text
+    assert all(links.colab_url(links.relative(p)) in text for p in chapters)
     assert links.site_url() in text and "make lab" in text
 
 
@@ -72,7 +68,7 @@ def test_a_chapter_as_the_site_shows_it(edition: str):
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
     frames = [o["data"]["text/html"] for o in outputs if "site-explorer" in o.get("data", {}).get("text/html", "")]
-    folder = "explorers" if edition == "en" else "explorers/ja"  # each edition's explorers speak its language
+    folder = site.explorers_folder(edition)  # explorers/, explorers/ja/: each edition's explorers speak its language
     assert len(frames) == 1 and f'src="../{folder}/{path.stem}.html?embed#explorer-1"' in frames[0]
     hidden = [cell for cell in nb.cells if cell.metadata.get("jupyter", {}).get("source_hidden")]
     assert hidden and all("hide-input" in cell.metadata["tags"] for cell in hidden)

@@ -11,8 +11,7 @@ import nbformat
 import pytest
 
 from helpers import chapters
-from tools import slides
-from tools.dev import ROOT
+from tools import series, slides
 
 
 class Sections(HTMLParser):
@@ -39,10 +38,6 @@ def expected(nb: nbformat.NotebookNode) -> tuple[int, int]:
     """(slides, sub-slides) the tagged notebook should give: a slide holds at least one sub-slide."""
     kinds = [cell.metadata["slideshow"]["slide_type"] for cell in slides.tag_cells(nb).cells]
     return kinds.count("slide"), kinds.count("slide") + kinds.count("subslide")
-
-
-def chapter_notebooks() -> list[Path]:
-    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 def test_rules_on_a_small_notebook():
@@ -77,7 +72,7 @@ def test_rules_on_a_small_notebook():
 
 
 @pytest.mark.slow   # nbconvert on every chapter: in make test, not in make unit
-@pytest.mark.parametrize("path", chapter_notebooks(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", series.chapters(), ids=lambda p: p.stem)
 def test_every_chapter_exports_a_deck(path: Path, tmp_path: Path):
     nb = nbformat.read(path, as_version=4)
     deck = slides.export(path, tmp_path, explorers=False)   # tools/static_explorers' own tests export those
@@ -88,7 +83,7 @@ def test_every_chapter_exports_a_deck(path: Path, tmp_path: Path):
     assert parser.slides >= 2, f"{path.name}: a deck of {parser.slides} slide(s)"
     assert "NBVAL_IGNORE_OUTPUT" not in html, "cells marked NBVAL_IGNORE_OUTPUT are skipped"
     frames = re.findall(r'<iframe class="deck-explorer" src="([^"?]+)\?embed#explorer-(\d+)"', html)
-    chapter = path.stem[:2]
+    chapter = series.number(path)
     assert frames == [(slides.explorer_file(chapter), str(k + 1))
                       for k in range(len(chapters.explorers(chapter)))], "each explorer on its slide"
     assert "run this cell to see it live" not in html
@@ -101,7 +96,7 @@ def test_every_chapter_exports_a_deck(path: Path, tmp_path: Path):
 
 def test_deck_loads_nothing_from_the_network_and_links_decks(tmp_path: Path):
     """Every script, style sheet and image is local (or inline); links between chapters open their decks."""
-    path = chapter_notebooks()[1]
+    path = series.chapters()[1]
     html = slides.export(path, tmp_path).read_text(encoding="utf-8")
     loads = re.findall(r"<(?:script|img|link|iframe)\b[^>]*?\b(?:src|href)=\"([^\"?#]+)[^\"]*\"", html)
     assert slides.explorer_file("01") in loads, "the static explorer's iframe"
@@ -143,10 +138,9 @@ def test_a_long_markdown_cell_is_cut_at_blank_lines():
 
 def test_the_japanese_edition_exports_its_own_decks(tmp_path: Path):
     """make slides EDITION=ja: notebooks/ja/ into a folder of its own, <html lang="ja">, links and explorer there."""
-    path = ROOT / "notebooks" / "ja" / "01_the_pad_question.ipynb"
-    assert slides.edition(path) == "ja" and slides.edition(chapter_notebooks()[1]) == "en"
+    path = series.twin(series.chapters()[1])
     assert slides.main([str(path), "--edition", "ja", "--out", str(tmp_path)]) == 0
-    html = (tmp_path / "01_the_pad_question.slides.html").read_text(encoding="utf-8")
+    html = series.deck(path, tmp_path).read_text(encoding="utf-8")
     assert '<html lang="ja">' in html
     assert (tmp_path / slides.explorer_file("01")).is_file() and (tmp_path / "katex" / "katex.min.js").is_file()
     assert f'src="{slides.explorer_file("01")}?embed#explorer-1"' in html

@@ -5,8 +5,10 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+from tools import series
+
+ROOT = series.ROOT
+NOTEBOOKS = series.chapters("en")
 ROW = re.compile(r"^\| (\d+)\. [^|]+\| (\d+) \| (\d+) \|", re.M)
 
 
@@ -20,7 +22,7 @@ def counts(path: Path) -> tuple[int, int]:
 
 def test_the_timing_table_matches_the_chapters():
     table = {int(n): (int(s), int(e)) for n, s, e in ROW.findall((ROOT / "docs" / "teaching.md").read_text())}
-    chapters = {int(path.name[:2]): counts(path) for path in NOTEBOOKS}
+    chapters = {int(series.number(path)): counts(path) for path in NOTEBOOKS}
     assert sorted(table) == sorted(chapters), "docs/teaching.md must have one row per chapter"
     wrong = {n: (table[n], chapters[n]) for n in chapters if table[n] != chapters[n]}
     assert not wrong, f"(steps, exercises) in docs/teaching.md vs the notebooks: {wrong}"

@@ -38,7 +38,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+if __package__ in (None, ""):  # run as a script, python tools/dev.py: put the repository (tools/) on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tools import series  # noqa: E402  (the layout: standard library only, importable before .venv exists)
+
+ROOT = series.ROOT
 VENV = ROOT / ".venv"
 STAMP = VENV / ".installed"
 WORK = ROOT / "my-notebooks"
@@ -107,11 +111,11 @@ def _sha(path: Path) -> str:
 def work_copies(edition: str = "en") -> Path:
     """Copy new or updated chapters into my-notebooks/ (my-notebooks/ja/ for the Japanese edition), never
     overwriting a learner's changes."""
-    source, work = (ROOT / "notebooks", WORK) if edition == "en" else (ROOT / "notebooks" / "ja", WORK / "ja")
+    source, work = series.notebooks(edition, ROOT), series.edition_folder(WORK, edition)
     work.mkdir(parents=True, exist_ok=True)
     ledger_path = work / ".copied.json"  # chapter name -> sha256 of the version last copied
     ledger = json.loads(ledger_path.read_text()) if ledger_path.exists() else {}
-    for original in sorted(source.glob("[0-9][0-9]_*.ipynb")):
+    for original in series.chapters_in(source):
         copy, new = work / original.name, _sha(original)
         if not copy.exists() or (_sha(copy) == ledger.get(original.name) and new != ledger[original.name]):
             shutil.copyfile(original, copy)
@@ -122,7 +126,7 @@ def work_copies(edition: str = "en") -> Path:
     ledger_path.write_text(json.dumps(ledger, indent=1) + "\n")
     for page in source.glob("*.md"):  # the cheat sheet (and the glossary): links from the chapters resolve
         shutil.copyfile(page, work / page.name)
-    return work / "00_start_here.ipynb"
+    return work / series.start(edition, ROOT).name
 
 
 # The series' JupyterLab, the same for `make lab`, Binder (binder/postBuild) and the browser tests (tests/browser):
@@ -194,7 +198,7 @@ def lab(python: Path, edition: str = "en") -> None:
 
 
 NBVAL = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg"]
-LINTED = ["helpers", "tests", "notebooks", "benchmarks", "tools", "conftest.py"]
+LINTED = ["helpers", "tests", series.NOTEBOOKS, "benchmarks", "tools", "conftest.py"]
 
 
 def default_jobs() -> int:
@@ -208,15 +212,16 @@ def xdist(jobs: int) -> list[str]:
     return ["-n", str(jobs), "--dist", "loadscope", "--no-loadscope-reorder"]
 
 
-def test_command(python: Path, jobs: int = 2) -> list[str | Path]:
-    """`make test`'s pytest call: unit and browser tests, and every chapter of both editions through nbval (the
-    Japanese edition has the English code, checked by tests/test_japanese_edition.py, and outputs of its own: its
-    hints and summaries are in Japanese)."""
-    return [python, "-m", "pytest", "tests", "notebooks", *NBVAL, "-q", *xdist(jobs)]
+def test_command(python: Path, jobs: int | None = None) -> list[str | Path]:
+    """`make test`'s pytest call on `jobs` workers (default_jobs if None): unit and browser tests, and every chapter
+    of both editions through nbval (the Japanese edition has the English code, checked by
+    tests/test_japanese_edition.py, and outputs of its own: its hints and summaries are in Japanese)."""
+    return [python, "-m", "pytest", "tests", series.NOTEBOOKS, *NBVAL, "-q", *xdist(jobs or default_jobs())]
 
 
-def unit_command(python: Path, jobs: int = 2) -> list[str | Path]:
-    return [python, "-m", "pytest", "tests", "-q", "-m", "not browser and not slow", *xdist(jobs)]
+def unit_command(python: Path, jobs: int | None = None) -> list[str | Path]:
+    """`make unit`'s pytest call on `jobs` workers (default_jobs if None): no browser, no notebooks, nothing slow."""
+    return [python, "-m", "pytest", "tests", "-q", "-m", "not browser and not slow", *xdist(jobs or default_jobs())]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="use the Python running this script (a conda env, an activated venv) instead of .venv; "
                              "installs nothing")
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or default_jobs()),
-                        help="test, unit: how many pytest workers (default 2)")
-    parser.add_argument("--edition", choices=["en", "ja"], default=os.environ.get("EDITION") or "en",
+                        help="test, unit, portable: how many pytest workers (default: one per CPU core, at most 8)")
+    parser.add_argument("--edition", choices=series.EDITIONS, default=os.environ.get("EDITION") or "en",
                         help="lab: the English chapters (default) or the Japanese edition, notebooks/ja/")
     args = parser.parse_args(argv)
     if args.current_env and args.command == "setup":
@@ -250,11 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "unit":
             run(*unit_command(python, args.jobs))
         elif args.command == "portable":
-            run(python, "-m", "tools.portable")
+            run(python, "-m", "tools.portable", "--jobs", str(args.jobs))
         elif args.command == "execute":
-            chapters = args.notebooks or sorted(p.relative_to(ROOT).as_posix()
-                                                for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-            run(python, "-m", "tools.execute_notebooks", *chapters)
+            run(python, "-m", "tools.execute_notebooks", *args.notebooks)  # none: every English chapter
         elif args.command == "slides":
             run(python, "-m", "tools.slides", "--out", "build/slides")
         elif args.command == "site":

@@ -1,4 +1,5 @@
-"""Execute notebooks in place, each in a fresh kernel, in the order given (make execute NB=...).
+"""Execute notebooks in place, each in a fresh kernel, in the order given (make execute NB=...); with none given,
+every English chapter in order (tools/series.py; the Japanese ones are named: NB=notebooks/ja/NN_<stem>.ipynb).
 
 A cell whose first line is `# NBVAL_IGNORE_OUTPUT` prints what differs from run to run and machine to machine
 (chapter 10's timings): it runs, but is stored without its outputs, since a stored output must be the same on
@@ -11,6 +12,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from tools import series
+
 VARIES = "# NBVAL_IGNORE_OUTPUT"
 
 
@@ -19,8 +22,8 @@ def varies(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and cell.source.lstrip().startswith(VARIES)
 
 
-def main(names: list[str]) -> None:
-    for name in names:
+def main(names: list[str | Path]) -> None:
+    for name in names or series.chapters("en"):
         path = Path(name)
         nb = nbformat.read(path, as_version=4)
         client = NotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False,

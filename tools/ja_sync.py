@@ -36,13 +36,11 @@ from pathlib import Path
 
 import nbformat
 
-from tools import links
+from tools import links, series
 from tools.dev import ROOT
 
 SETUP_ID = links.SETUP_ID
 
-ENGLISH = ROOT / "notebooks"
-JAPANESE = ENGLISH / "ja"
 BADGE_ID = links.BADGE_ID
 HASH_KEY = "translated_from"
 
@@ -50,10 +48,6 @@ HASH_KEY = "translated_from"
 def english_hash(source: str) -> str:
     """Short, stable fingerprint of an English markdown cell's text."""
     return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
-
-
-def chapters() -> list[Path]:
-    return sorted(ENGLISH.glob("[0-9][0-9]_*.ipynb"))
 
 
 def badge_for(path: Path) -> str:
@@ -72,7 +66,7 @@ def code_tokens(source: str) -> list[tuple[int, str]]:
 def build(english_path: Path, new_text: dict[str, str]) -> nbformat.NotebookNode:
     """The Japanese notebook for english_path: English code cells, Japanese markdown (old or new)."""
     english = nbformat.read(english_path, as_version=4)
-    ja_path = JAPANESE / english_path.name
+    ja_path = series.twin(english_path)
     old = {}
     ja = copy.deepcopy(english)
     if ja_path.exists():
@@ -119,13 +113,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--add", type=Path, help="folder of <stem>.json translations to take in")
     args = parser.parse_args(argv)
-    JAPANESE.mkdir(exist_ok=True)
-    for path in chapters():
+    series.notebooks("ja").mkdir(exist_ok=True)
+    for path in series.chapters("en"):
         new_text = {}
         if args.add and (args.add / f"{path.stem}.json").exists():
             new_text = json.loads((args.add / f"{path.stem}.json").read_text(encoding="utf-8"))
         ja = build(path, new_text)
-        target = JAPANESE / path.name
+        target = series.twin(path)
         text = nbformat.writes(ja) + "\n"
         changed = not target.exists() or target.read_text(encoding="utf-8") != text
         if changed:

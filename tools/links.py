@@ -25,12 +25,13 @@ from pathlib import Path
 import nbformat
 
 from helpers.language import VARIABLE as LANGUAGE_VARIABLE
+from tools import series
 from tools.dev import ROOT, pinned
 
 REPOSITORY = "attention-masks/attention-masks"  # owner/name on GitHub
 REF = "main"                                     # branch or tag the links open
-START = "notebooks/00_start_here.ipynb"          # what the README's Binder badge opens
-START_JA = "notebooks/ja/00_start_here.ipynb"    # ... and README.ja.md's (the Japanese edition)
+START = series.start("en").relative_to(ROOT).as_posix()     # what the README's Binder badge opens
+START_JA = series.start("ja").relative_to(ROOT).as_posix()  # ... and README.ja.md's (the Japanese edition)
 READMES = {"README.md": START, "README.ja.md": START_JA}
 BADGE_ID, SETUP_ID = "colab-badge", "colab-setup"
 SKIP = {"slideshow": {"slide_type": "skip"}}
@@ -73,8 +74,7 @@ def font_spec() -> str:
 
 def readme_links(start: str = START) -> dict[str, str]:
     """A README's reference-style links: name -> URL (launch links for `start`, and its edition's site)."""
-    edition = "ja" if start.startswith("notebooks/ja/") else "en"
-    return {"binder": binder_url(start), "colab": colab_url(start), "site": site_url(edition)}
+    return {"binder": binder_url(start), "colab": colab_url(start), "site": site_url(series.edition_of(start))}
 
 
 def write_readme(path: Path = ROOT / "README.md", start: str = START) -> bool:
@@ -94,11 +94,6 @@ def badge_source(notebook: str) -> str:
     colab = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
     binder = "[![Binder](https://mybinder.org/badge_logo.svg)]"
     return f"{colab}({colab_url(notebook)}) {binder}({binder_url(notebook)})"
-
-
-def edition_of(notebook: str | Path) -> str:
-    """ "ja" for a chapter of the Japanese edition (a notebook in notebooks/ja/), else "en"."""
-    return "ja" if Path(notebook).parent.name == "ja" else "en"
 
 
 SETUP_COMMENT = {
@@ -140,7 +135,7 @@ def apply(nb: nbformat.NotebookNode, notebook: str) -> nbformat.NotebookNode:
     if not cells or cells[0].cell_type != "markdown":
         raise ValueError(f"{notebook}: the first cell must be the markdown title cell")
     badge = nbformat.v4.new_markdown_cell(badge_source(notebook), id=BADGE_ID, metadata=dict(SKIP))
-    setup = nbformat.v4.new_code_cell(setup_source(edition_of(notebook)), id=SETUP_ID, metadata=dict(SKIP))
+    setup = nbformat.v4.new_code_cell(setup_source(series.edition_of(notebook)), id=SETUP_ID, metadata=dict(SKIP))
     badge, setup = (old[c.id] if c.id in old and old[c.id].source == c.source and old[c.id].cell_type == c.cell_type
                     and old[c.id].metadata.get("slideshow") == SKIP["slideshow"] and not old[c.id].get("outputs")
                     else c for c in (badge, setup))
@@ -161,12 +156,6 @@ def update(path: Path) -> bool:
     return new != text
 
 
-def chapters() -> list[Path]:
-    """Every chapter of both editions."""
-    notebooks = ROOT / "notebooks"
-    return sorted(notebooks.glob("[0-9][0-9]_*.ipynb")) + sorted((notebooks / "ja").glob("[0-9][0-9]_*.ipynb"))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: the READMEs and every chapter")
@@ -174,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.notebooks:
         for name, start in READMES.items():
             print(f"{name}: {'updated' if write_readme(ROOT / name, start) else 'unchanged'}")
-    for path in args.notebooks or chapters():
+    for path in args.notebooks or series.every_chapter():
         print(f"{relative(path)}: {'updated' if update(path) else 'unchanged'}")
     return 0
 

@@ -11,7 +11,8 @@ outputs, tests/test_japanese_edition.py). A setting this CPU cannot run is repor
 over silently. MKL's generic code (MKL_CBWR=COMPATIBLE, what a CPU older than AVX2 gets) is not a setting:
 chapter 8 states that its bit-identical padding needs MKL's AVX2 or AVX-512 code.
 
-Usage: python -m tools.portable [notebooks ...] [--settings default avx2 avx512 mkl-avx2]
+Usage: python -m tools.portable [notebooks ...] [--settings default avx2 avx512 mkl-avx2] [--jobs N]
+(default: every English chapter, on make test's workers: one per CPU core, at most 8)
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ import argparse
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-from tools.dev import NBVAL, xdist
+from tools import series
+from tools.dev import NBVAL, default_jobs, xdist
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = series.ROOT
 # name -> (environment, the PyTorch level the CPU must reach for it)
 SETTINGS = {
     "default": ({"ATEN_CPU_CAPABILITY": "default"}, "DEFAULT"),
@@ -42,9 +43,9 @@ def level_in_use(env: dict[str, str]) -> str:
     return done.stdout.strip()
 
 
-def nbval(notebooks: list[str], env: dict[str, str]) -> int:
-    """Exit code of one nbval run of `notebooks` with env (make test's flags, two workers)."""
-    command = [sys.executable, "-m", "pytest", *notebooks, *NBVAL, "-q", *xdist(2)]
+def nbval(notebooks: list[str], env: dict[str, str], jobs: int) -> int:
+    """Exit code of one nbval run of `notebooks` with env (make test's flags, on `jobs` workers)."""
+    command = [sys.executable, "-m", "pytest", *notebooks, *NBVAL, "-q", *xdist(jobs)]
     return subprocess.run(command, cwd=ROOT, env=dict(os.environ, **env)).returncode
 
 
@@ -52,9 +53,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*")
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
+    parser.add_argument("--jobs", type=int, default=default_jobs(),
+                        help="pytest workers (default: one per CPU core, at most 8)")
     args = parser.parse_args()
-    chapters = (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")
-    notebooks = args.notebooks or sorted(str(p.relative_to(ROOT)) for p in chapters)
+    notebooks = args.notebooks or [str(p.relative_to(ROOT)) for p in series.chapters("en")]
     best = level_in_use({})
     results = []
     for name in args.settings:
@@ -65,7 +67,7 @@ def main() -> int:
             results.append((name, used, f"NOT TESTED: this CPU's best level is {best}"))
             continue
         print(f"== {' '.join(f'{k}={v}' for k, v in env.items())}: {len(notebooks)} notebooks", flush=True)
-        results.append((name, used, "passed" if nbval(notebooks, env) == 0 else "FAILED"))
+        results.append((name, used, "passed" if nbval(notebooks, env, args.jobs) == 0 else "FAILED"))
     print(f"\n{'setting':<10} {'PyTorch kernels':<16} nbval")
     for name, used, verdict in results:
         print(f"{name:<10} {used:<16} {verdict}")

@@ -38,19 +38,19 @@ import subprocess
 import sys
 import time
 from html.parser import HTMLParser
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import nbformat
 
-from tools import links
+from tools import links, series
 
 ROOT = links.ROOT
 THEME = ROOT / "tools" / "site_theme"
 KATEX = ROOT / "tools" / "vendor" / "katex-0.19.1"
-EDITIONS = {"en": ROOT / "notebooks", "ja": ROOT / "notebooks" / "ja"}
+EDITIONS = {edition: series.notebooks(edition) for edition in series.EDITIONS}   # edition -> its chapters' folder
 LABELS = {"en": "English", "ja": "日本語"}
 TITLES = {"en": "Attention masks, settled", "ja": "アテンションマスク、これで決着"}
-ROOT_DOC = "00_start_here"
+ROOT_DOC = series.START
 REFERENCE = ("cheatsheet", "glossary", "run")   # the pages after the chapters, in this order
 EXPLORERS_DIR = "explorers"                      # next to en/ and ja/: the static explorers both editions embed
 RAW_ANCHOR = re.compile(r'<a id="([\w\-]+)"></a>')   # the glossary's anchors: MyST cannot link to raw HTML
@@ -92,9 +92,9 @@ EMBED_JS = """<script>(function () {
 
 def chapter_paths(edition: str, chapters: list[str] | None = None) -> list[Path]:
     """The edition's chapter notebooks, in order (only the numbers in `chapters`, if given)."""
-    found = sorted(EDITIONS[edition].glob("[0-9][0-9]_*.ipynb"))
+    found = series.chapters(edition)
     if chapters is not None:
-        found = [p for p in found if p.name[:2] in chapters]
+        found = [p for p in found if series.number(p) in chapters]
         if not any(p.stem == ROOT_DOC for p in found):
             raise ValueError(f"chapters must include 00 (the site's start page), got {chapters}")
     return found
@@ -103,10 +103,6 @@ def chapter_paths(edition: str, chapters: list[str] | None = None) -> list[Path]
 def pages(edition: str, chapters: list[str] | None = None) -> list[str]:
     """Every page of the edition's site, by document name, in reading order: chapters, then REFERENCE."""
     return [p.stem for p in chapter_paths(edition, chapters)] + list(REFERENCE)
-
-
-def twin(edition: str) -> str:
-    return "ja" if edition == "en" else "en"
 
 
 # --- the sources Sphinx reads ---
@@ -210,9 +206,9 @@ def glossary_source(edition: str) -> str:
 
 def run_source(edition: str, chapters: list[Path]) -> str:
     """The page on how to run the series: Binder, Colab (a link per chapter), locally. URLs from tools/links.py."""
-    folder = "notebooks/ja/" if edition == "ja" else "notebooks/"
-    start = folder + "00_start_here.ipynb"
-    rows = "\n".join(f"| [{p.stem[:2]}]({p.stem}.ipynb) | [Colab]({links.colab_url(folder + p.name)}) "
+    folder = links.relative(EDITIONS[edition]) + "/"
+    start = links.relative(series.start(edition))
+    rows = "\n".join(f"| [{series.number(p)}]({p.stem}.ipynb) | [Colab]({links.colab_url(folder + p.name)}) "
                      f"| [Binder]({links.binder_url(folder + p.name)}) |" for p in chapters)
     readme = links.source_url("README.ja.md" if edition == "ja" else "README.md")
     repo = f"https://github.com/{links.REPOSITORY}"
@@ -377,7 +373,7 @@ def sphinx_config(edition: str) -> dict:
 
 def _page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
     """Each page's twin in the other edition (same name: both editions have the same pages)."""
-    other = twin(app.config.language)
+    other = series.other_edition(app.config.language)
     context["site_twin"] = f"../{other}/{pagename}.html"
     context["site_twin_lang"] = other
     context["site_twin_label"] = LABELS[other]
@@ -435,7 +431,7 @@ def sphinx_builds(jobs: list[tuple[Path, Path, Path]]) -> list[list[str]]:
 
 def explorers_folder(edition: str) -> str:
     """Where an edition's static explorers are, from the site's root: explorers/ (English), explorers/ja/."""
-    return EXPLORERS_DIR if edition == "en" else f"{EXPLORERS_DIR}/{edition}"
+    return series.edition_folder(PurePath(EXPLORERS_DIR), edition).as_posix()
 
 
 def export_explorers(out: Path, chapters: list[str] | None = None) -> list[Path]:
@@ -479,7 +475,7 @@ def explorers_key() -> str:
     for path in sorted((ROOT / "helpers").rglob("*")):
         if path.suffix in (".py", ".woff") and "__pycache__" not in path.parts:
             digest.update(path.relative_to(ROOT).as_posix().encode() + path.read_bytes())
-    for path in (path for folder in EDITIONS.values() for path in sorted(folder.glob("[0-9][0-9]_*.ipynb"))):
+    for path in series.every_chapter():
         digest.update(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"].__repr__().encode())
     return digest.hexdigest()
 

@@ -44,9 +44,9 @@ from nbconvert import SlidesExporter
 from traitlets.config import Config
 
 from helpers import chapters, cjk_font, static_explorer
-from tools import links
+from tools import series
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = series.ROOT
 LONG_CODE = 15          # lines; longer code cells show their output only
 FIGURE_CODE = 6         # lines; a figure's code longer than this is hidden, leaving the slide to the figure
 HIDE_INPUT = "slides-hide-input"
@@ -244,23 +244,19 @@ def font_css(body: str) -> str:
             f"visibility:hidden}}</style>")
 
 
-def edition(path: Path) -> str:
-    """ "ja" for a notebook of the Japanese edition (notebooks/ja/), else "en" (tools/links.py's rule)."""
-    return links.edition_of(path.resolve())
-
-
 def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
     """Tag a copy of the notebook at path and write its deck to out_dir/<stem>.slides.html; with `explorers`,
     also the chapter's static explorer to out_dir/explorers/ (precomputed: up to ~15 s for the biggest grid).
     Each out_dir is whole on its own (reveal.js, KaTeX, explorers): the Japanese decks go to a folder of theirs."""
     nb = tag_cells(nbformat.read(path, as_version=4))
-    if explorers and chapters.explorers(path.stem[:2]) and chapters.module(path.stem) is not None:
-        static_explorer.export_chapter(path.stem[:2], out_dir / EXPLORERS_DIR, edition(path))
-    body, _ = exporter(edition(path)).from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    edition = series.edition_of(path.resolve())
+    if explorers and chapters.explorers(series.number(path)) and chapters.module(path.stem) is not None:
+        static_explorer.export_chapter(series.number(path), out_dir / EXPLORERS_DIR, edition)
+    body, _ = exporter(edition).from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     body = body.replace("</head>", font_css(body) + "\n</head>", 1)
     out_dir.mkdir(parents=True, exist_ok=True)
     copy_reveal(out_dir)
-    target = out_dir / f"{path.stem}.slides.html"
+    target = series.deck(path, out_dir)
     target.write_text(body, encoding="utf-8")
     return target
 
@@ -268,15 +264,14 @@ def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
-    parser.add_argument("--edition", choices=("en", "ja"), default="en",
+    parser.add_argument("--edition", choices=series.EDITIONS, default="en",
                         help="without NOTEBOOKs: the English chapters (notebooks/) or the Japanese (notebooks/ja/)")
     parser.add_argument("--out", type=Path, help="default: build/slides (en), build/slides/ja (ja)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # the static explorers' tiny tensors: one thread is fastest on a busy machine
-    folder = ROOT / "notebooks" / ("ja" if args.edition == "ja" else "")
-    notebooks = args.notebooks or sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    notebooks = args.notebooks or series.chapters(args.edition)
     if args.out is None:
-        args.out = ROOT / "build" / "slides" / ("ja" if args.edition == "ja" else "")
+        args.out = series.decks_folder(args.edition)
     for path in notebooks:
         print(f"{path} -> {export(path, args.out)}")
     return 0

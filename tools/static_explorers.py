@@ -20,13 +20,14 @@ from pathlib import Path
 import torch
 
 from helpers import chapters, static_explorer
+from tools import series
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = series.ROOT
 
 
 def index(exported: list[static_explorer.Exported], out: Path) -> Path:
     """DIR/index.html: a link to each chapter's static explorer (all the files in DIR, not only these)."""
-    files = sorted(p.name for p in out.glob("[0-9][0-9]_*.html"))
+    files = [p.name for p in series.chapters_in(out, ".html")]
     items = "".join(f'<li><a href="{html.escape(name)}">{html.escape(name[:-5].replace("_", " "))}</a></li>'
                     for name in files)
     path = out / "index.html"
@@ -40,11 +41,11 @@ def index(exported: list[static_explorer.Exported], out: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", help="chapter numbers (default: every chapter with explorers)")
-    parser.add_argument("--edition", choices=("en", "ja"), default="en")
+    parser.add_argument("--edition", choices=series.EDITIONS, default="en")
     parser.add_argument("--out", type=Path, help="default: build/explorers (en), build/explorers/ja (ja)")
     args = parser.parse_args(argv)
     if args.out is None:
-        args.out = ROOT / "build" / "explorers" / ("ja" if args.edition == "ja" else "")
+        args.out = series.edition_folder(ROOT / "build" / "explorers", args.edition)
     torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and no spinning threads on a busy machine
     known = [c for c in chapters.chapters() if chapters.explorers(c)]
     wanted = [c.zfill(2) for c in args.chapters] or known

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tools import series
+
+ROOT = series.ROOT
 # BROWSER_TEST_NOTEBOOKS=dir: develop the suite on scratch notebooks
-NOTEBOOKS = Path(os.environ.get("BROWSER_TEST_NOTEBOOKS", ROOT / "notebooks"))
+NOTEBOOKS = Path(os.environ.get("BROWSER_TEST_NOTEBOOKS", series.notebooks()))
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -78,7 +80,7 @@ def chromium_with_fonts(playwright_driver, fontconfig: Path) -> Iterator[object]
 
 def chapter_notebooks() -> list[Path]:
     """Every notebook the suite checks, in order (00 included)."""
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    return series.chapters_in(NOTEBOOKS)
 
 
 def require_chromium() -> Path:

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from browserlib import NOTEBOOKS, ROOT, chromium_with_fonts, new_page, require_chromium
 
-from tools import dev
+from tools import dev, series
 
 
 def free_port() -> int:
@@ -122,7 +122,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
     tmp = tmp_path_factory.mktemp("lab")
     root = tmp / "root"
-    shutil.copytree(NOTEBOOKS, root / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(NOTEBOOKS, series.notebooks(root=root), ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     env = dict(os.environ)
     for var, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
                      ("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTERLAB_SETTINGS_DIR", "settings"),
@@ -223,7 +223,7 @@ def chapters_kernel(lab: Lab) -> Iterator[str]:
     """One kernel, working in notebooks/, for every chapter the browser tests open, so that each pays no kernel
     start and no torch import. nbval runs each chapter whole in a fresh kernel; here each chapter runs its own
     set-up cells again before its explorers."""
-    kernel = lab.start_kernel("notebooks")
+    kernel = lab.start_kernel(series.NOTEBOOKS)
     yield kernel
     lab.shutdown_kernels()
 

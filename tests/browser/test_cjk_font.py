@@ -130,9 +130,9 @@ DECK_GLYPHS = """async (selector) => {
 
 def test_a_japanese_deck_draws_its_glyphs_without_system_cjk_fonts(bare_chromium, artifacts, tmp_path: Path):
     """tools/slides.py embeds the font cut to the deck's characters: the Japanese text of a deck draws."""
-    from tools import slides
+    from tools import series, slides
 
-    deck = slides.export(slides.ROOT / "notebooks" / "ja" / "01_the_pad_question.ipynb", tmp_path, explorers=False)
+    deck = slides.export(series.notebooks("ja") / "01_the_pad_question.ipynb", tmp_path, explorers=False)
     page = bare_chromium.new_page(viewport={"width": 1280, "height": 720})
     try:
         page.goto(deck.as_uri(), wait_until="load")

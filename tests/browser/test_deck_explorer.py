@@ -6,16 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browserlib import ROOT, offline_page
+from browserlib import offline_page
 
-from tools import slides
+from tools import series, slides
 
 DECK_VIEWPORT = {"width": 1280, "height": 720}   # a projector
 
 
 @pytest.mark.browser
 def test_a_decks_explorer_moves_offline(browser, artifacts, tmp_path: Path):
-    deck = slides.export(ROOT / "notebooks" / "02_softmax_on_masked_rows.ipynb", tmp_path)
+    deck = slides.export(series.notebooks() / "02_softmax_on_masked_rows.ipynb", tmp_path)
     with offline_page(browser, DECK_VIEWPORT) as offline:
         page, errors, refused = offline.page, offline.errors, offline.refused
         page.goto(deck.as_uri(), wait_until="load")

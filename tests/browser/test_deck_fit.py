@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from browserlib import chapter_notebooks
 
-from tools import slides
+from tools import series, slides
 
 WINDOW = {"width": 1280, "height": 720}
 MIN_ZOOM = 0.6   # the template's floor (tools/slides_template/offline/index.html.j2)
@@ -44,7 +44,7 @@ WALK = """() => {
 def test_every_slide_fits_1280x720(browser, tmp_path: Path, edition: str):
     notebooks = chapter_notebooks()
     if edition == "ja":  # the Japanese decks (make slides EDITION=ja): the same cells, the text in Japanese
-        notebooks = [path.parent / "ja" / path.name for path in notebooks]
+        notebooks = [series.twin(path) for path in notebooks]
     decks = [slides.export(path, tmp_path, explorers=False) for path in notebooks]
     context = browser.new_context(viewport=WINDOW)
     context.route(re.compile(r"^(?!file:)[a-z][a-z0-9+.-]*:"), lambda route: route.abort())

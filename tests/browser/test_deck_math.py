@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browserlib import ROOT, offline_page
+from browserlib import offline_page
 
-from tools import slides
+from tools import series, slides
 
 
 @pytest.mark.browser
 def test_a_decks_math_renders_offline(browser, artifacts, tmp_path: Path):
-    deck = slides.export(ROOT / "notebooks" / "04_key_padding_mask.ipynb", tmp_path)
+    deck = slides.export(series.notebooks() / "04_key_padding_mask.ipynb", tmp_path)
     with offline_page(browser, {"width": 1280, "height": 720}) as offline:
         page, errors, refused = offline.page, offline.errors, offline.refused
         loaded = offline.loaded

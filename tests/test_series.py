@@ -1,0 +1,102 @@
+"""tools/series.py, the series' layout: both editions hold the same chapters, every chapter has its twin, its module
+and its test module where the layout says, and a file's edition and chapter number follow from its path."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePath
+
+import pytest
+
+from helpers import chapters as modules
+from tools import series
+
+ROOT = series.ROOT
+ENGLISH = series.chapters("en")
+
+
+def test_both_editions_hold_the_same_chapters_in_order():
+    assert len(ENGLISH) >= 14 and ENGLISH[0] == series.start("en") == ROOT / "notebooks" / "00_start_here.ipynb"
+    assert [p.name for p in series.chapters("ja")] == [p.name for p in ENGLISH]
+    assert [series.number(p) for p in ENGLISH] == [f"{n:02d}" for n in range(len(ENGLISH))], "00, 01, ... no gap"
+    assert series.every_chapter() == ENGLISH + series.chapters("ja")
+    assert all(p.parent == ROOT / "notebooks" / "ja" for p in series.chapters("ja"))
+
+
+@pytest.mark.parametrize("path", ENGLISH, ids=lambda p: p.stem)
+def test_every_chapter_has_its_twin_module_and_test_module(path: Path):
+    twin = series.twin(path)
+    assert twin == ROOT / "notebooks" / "ja" / path.name and twin.is_file()
+    assert series.twin(twin) == path
+    assert series.edition_of(path) == "en" and series.edition_of(twin) == "ja"
+    if path.stem == series.START:   # the start page: the map of the series, no code of its own
+        assert not series.helpers_module(path).exists() and modules.module(path.stem) is None
+        return
+    code, tests = series.helpers_module(path), series.tests_module(path)
+    assert code.exists(), f"{path.name}: no {code.relative_to(ROOT)}"
+    assert tests.is_file(), f"{path.name}: no {tests.relative_to(ROOT)}"
+    assert series.helpers_module(twin) == code and series.tests_module(twin) == tests, "one module for both editions"
+    found = modules.module(path.stem)   # helpers.chapters finds the same module by its name
+    assert found is not None and (Path(found.__file__).parent if code.is_dir() else Path(found.__file__)) == code
+
+
+def test_where_a_chapters_files_are():
+    path = ROOT / "notebooks" / "04_key_padding_mask.ipynb"
+    assert series.helpers_module(path) == ROOT / "helpers" / "chapters" / "ch04_key_padding_mask.py"
+    package = ROOT / "helpers" / "chapters" / "ch08_a_trained_classifier"   # a chapter of several modules
+    assert series.helpers_module("08_a_trained_classifier") == package
+    assert series.tests_module(path) == ROOT / "tests" / "chapters" / "test_ch04_key_padding_mask.py"
+    assert series.deck(path) == ROOT / "build" / "slides" / "04_key_padding_mask.slides.html"
+    assert series.deck(series.twin(path)) == ROOT / "build" / "slides" / "ja" / "04_key_padding_mask.slides.html"
+    assert series.deck(path, Path("out")) == Path("out") / "04_key_padding_mask.slides.html"
+    assert series.decks_folder("ja") == ROOT / "build" / "slides" / "ja"
+
+
+def test_another_root_has_the_same_layout(tmp_path: Path):
+    """A copy of the repository (benchmarks/bench_suite.py's) or a scratch one (tests/test_dev.py's)."""
+    folder = series.notebooks("ja", tmp_path)
+    folder.mkdir(parents=True)
+    for name in ("01_b.ipynb", "00_a.ipynb", "cheatsheet.md", "1_short.ipynb", "ab_c.ipynb"):
+        (folder / name).write_text("")
+    assert series.chapters("ja", tmp_path) == [folder / "00_a.ipynb", folder / "01_b.ipynb"]
+    assert series.chapters("en", tmp_path) == [], "no English chapters there"
+    assert series.chapters_in(folder, ".md") == []
+    assert series.helpers_module("01_b", tmp_path) == tmp_path / "helpers" / "chapters" / "ch01_b.py"
+
+
+@pytest.mark.parametrize(("path", "edition", "number"), [
+    ("notebooks/ja/04_key_padding_mask.ipynb", "ja", "04"),
+    ("notebooks/04_key_padding_mask.ipynb", "en", "04"),
+    (PurePath("build/slides/ja/13_windows_prefixes_and_chunks.slides.html"), "ja", "13"),
+    ("my-notebooks/ja/00_start_here.ipynb", "ja", "00"),
+    ("10_packing_and_the_cost_of_padding", "en", "10"),
+])
+def test_a_files_edition_and_chapter(path, edition: str, number: str):
+    assert series.edition_of(path) == edition and series.number(path) == number
+
+
+def test_edition_folders():
+    assert series.edition_folder(Path("my-notebooks"), "en") == Path("my-notebooks")
+    assert series.edition_folder(PurePath("explorers"), "ja") == PurePath("explorers/ja")
+    assert series.notebooks("ja") == ROOT / "notebooks" / "ja" and series.notebooks() == ROOT / "notebooks"
+    assert [series.other_edition(e) for e in series.EDITIONS] == ["ja", "en"]
+
+
+@pytest.mark.parametrize(("call", "argument"), [
+    (lambda: series.number("cheatsheet.md"), "chapter"),
+    (lambda: series.number("4_key_padding_mask.ipynb"), "chapter"),
+    (lambda: series.number("04_"), "chapter"),
+    (lambda: series.number(4), "chapter"),
+    (lambda: series.helpers_module("notebooks/glossary.md"), "chapter"),
+    (lambda: series.tests_module(None), "chapter"),
+    (lambda: series.twin("notebooks/ja/glossary.md"), "notebook"),
+    (lambda: series.deck("index.html"), "notebook"),
+    (lambda: series.edition_of(""), "path"),
+    (lambda: series.edition_of(3), "path"),
+    (lambda: series.notebooks("fr"), "edition"),
+    (lambda: series.chapters("EN"), "edition"),
+    (lambda: series.other_edition(None), "edition"),
+    (lambda: series.edition_folder(Path("build"), "de"), "edition"),
+])
+def test_bad_input_names_the_argument(call, argument: str):
+    with pytest.raises(ValueError, match=rf"^{argument} must"):
+        call()
