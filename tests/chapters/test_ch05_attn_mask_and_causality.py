@@ -96,8 +96,8 @@ def test_check_2_accepts_the_row_and_names_each_mistake():
             ch05.check_2(answer, mha, batch)
 
 
-def test_check_3_accepts_batch_major_order_and_names_each_mistake():
-    N, H, S = 2, 3, 6
+def check_3_data(N, H, S):
+    """Exercise 3's data: the per-item mask (N, S, S), a seeded MHA with H heads, the batch, and its outputs."""
     torch.manual_seed(0)
     mha6 = torch.nn.MultiheadAttention(embed_dim=6, num_heads=H, batch_first=True)
     seq = torch.randn(N, S, 6)
@@ -105,6 +105,12 @@ def test_check_3_accepts_batch_major_order_and_names_each_mistake():
     per_item = causal_mask(S)[None] | kpm[:, None, :]
     with torch.no_grad():
         reference, _ = mha6(seq, seq, seq, attn_mask=causal_mask(S), key_padding_mask=kpm)
+    return per_item, mha6, seq, reference
+
+
+def test_check_3_accepts_batch_major_order_and_names_each_mistake():
+    N, H, S = 2, 3, 6
+    per_item, mha6, seq, reference = check_3_data(N, H, S)
     ch05.check_3.solution(per_item.unsqueeze(1).expand(N, H, S, S).reshape(N * H, S, S), per_item, mha6, seq,
                           reference)
     wrong = {"bool type": per_item.repeat_interleave(H, 0).float(), "shape": per_item,
@@ -162,13 +168,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     for hint, answer in wrong_2.items():
         assert hint in japanese_hint(ch05.check_2, answer, mha, batch)
     N, H, S = 2, 3, 6
-    torch.manual_seed(0)
-    mha6 = torch.nn.MultiheadAttention(embed_dim=6, num_heads=H, batch_first=True)
-    seq = torch.randn(N, S, 6)
-    kpm = key_padding_mask([6, 4], max_len=S)
-    per_item = causal_mask(S)[None] | kpm[:, None, :]
-    with torch.no_grad():
-        reference, _ = mha6(seq, seq, seq, attn_mask=causal_mask(S), key_padding_mask=kpm)
+    per_item, mha6, seq, reference = check_3_data(N, H, S)
     wrong_3 = {"per_item と同じく bool テンソル": per_item.repeat_interleave(H, 0).float(),
                "(N*num_heads, L, S) = (6, 6, 6) になるはず": per_item,
                "ヘッド優先の順序": per_item.repeat(H, 1, 1),
@@ -186,13 +186,7 @@ def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
     batch = torch.ones(2, 5, 1)
     accepts_every_form(ch05.check_2, (0.5, 0.5, 0, 0, 0), mha, batch)
     N, H, S = 2, 3, 6
-    torch.manual_seed(0)
-    mha6 = torch.nn.MultiheadAttention(embed_dim=6, num_heads=H, batch_first=True)
-    seq = torch.randn(N, S, 6)
-    kpm = key_padding_mask([6, 4], max_len=S)
-    per_item = causal_mask(S)[None] | kpm[:, None, :]
-    with torch.no_grad():
-        reference, _ = mha6(seq, seq, seq, attn_mask=causal_mask(S), key_padding_mask=kpm)
+    per_item, mha6, seq, reference = check_3_data(N, H, S)
     accepts_every_form(ch05.check_3, per_item.repeat_interleave(H, 0), per_item, mha6, seq, reference)
     refuses_the_wrong_kind(ch05.check_1, window.float().numpy(), "a numpy float32 array of shape (5, 5)",
                            "numpy の float32 配列（形状 (5, 5)）", mha, x)
