@@ -288,3 +288,11 @@ def test_instance_names_the_argument_and_the_expected_kind():
     assert arguments.instance(mha, "mha", torch.nn.MultiheadAttention, "an nn.MultiheadAttention") is mha
     with pytest.raises(TypeError, match="^mha must be an nn.MultiheadAttention, got Linear$"):
         arguments.instance(torch.nn.Linear(2, 2), "mha", torch.nn.MultiheadAttention, "an nn.MultiheadAttention")
+
+
+def test_attention_steps_names_a_mask_on_another_device():
+    with pytest.raises(ValueError, match=r"key_padding_mask must be on q's device cpu, got meta: pass "
+                                         r"key_padding_mask.to\(q.device\)"):
+        attention_steps(q, k, v, key_padding_mask=torch.zeros(2, 5, dtype=torch.bool, device="meta"))
+    with pytest.raises(ValueError, match="attn_mask must be on q's device cpu, got meta"):
+        attention_steps(q, k, v, attn_mask=torch.zeros(3, 5, dtype=torch.bool, device="meta"))

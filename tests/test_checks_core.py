@@ -111,6 +111,21 @@ def test_a_weak_finite_fill_leaks_visibly():
         assert not check_no_future_leak(sdpa_with_fill(fill), embed_dim=E).passed, fill
 
 
+def test_a_fill_of_minus_30_through_multihead_attention_leaks_visibly_into_the_past():
+    """nn.MultiheadAttention given the masks as one additive float attn_mask of -30: the third edition's future
+    check passed it (its new values, randn x 10, never raised a future key's score past 30)."""
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(E, 2, batch_first=True).eval()
+
+    def additive(x, key_padding_mask, attn_mask):
+        blocked = key_padding_mask[:, None, :].expand(-1, x.shape[1], -1)
+        blocked = blocked if attn_mask is None else blocked | attn_mask
+        scores_added = torch.zeros(blocked.shape).masked_fill(blocked, -30.0).repeat_interleave(2, 0)  # (N*H, L, S)
+        return mha(x, x, x, attn_mask=scores_added, need_weights=False)[0]
+    assert not check_no_future_leak(additive, embed_dim=E).passed
+    assert not check_padding_invariance(additive, embed_dim=E).passed
+
+
 def test_real_fills_pass_with_large_pad_values():
     for fill in (-1e9, "min", "-inf"):
         assert check_padding_invariance(sdpa_with_fill(fill), embed_dim=E, causal=True).passed, fill
