@@ -11,6 +11,10 @@ for English. Each chapter's first code cell (made by tools/links.py for the edit
 the code cells of the two editions stay identical and a Japanese chapter speaks Japanese wherever it runs:
 JupyterLab, Binder, Colab, VS Code or nbval. Tools that build pages of the Japanese edition (decks, static
 explorers) use `speaking("ja")`.
+A text kept in both languages until it is shown (English in a figure, the current language in a summary) is a
+`Bilingual` (en, ja) pair. Punctuation between pieces is the language's too (a Japanese list takes "、", not ", "):
+`mark("colon")` and `listed(items, by="comma")` say it from one table, PUNCTUATION, so no module writes a pair
+of marks of its own.
 Errors and warnings from PyTorch and transformers stay in English, so that they can be searched for, and so do a
 helper's ValueError/TypeError for bad arguments (they name the argument, which is code).
 """
@@ -18,8 +22,9 @@ helper's ValueError/TypeError for bad arguments (they name the argument, which i
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 VARIABLE = "ATTENTION_MASKS_LANGUAGE"
 LANGUAGES = ("en", "ja")
@@ -40,6 +45,40 @@ def say(en: str, ja: str) -> str:
     if current() == "ja":
         return ja
     return en
+
+
+class Bilingual(NamedTuple):
+    """One text in both languages, resolved where it is shown: `said()` in the current language, `.en` where only
+    English is shown (the figures' titles)."""
+
+    en: str
+    ja: str
+
+    def said(self) -> str:
+        """The text in the current language."""
+        return say(self.en, self.ja)
+
+
+# A mark between pieces of text: name -> (English, Japanese).
+PUNCTUATION: dict[str, tuple[str, str]] = {
+    "comma": (", ", "、"),        # between the items of a list
+    "semicolon": ("; ", "、"),    # between the items of a list whose English items hold commas of their own
+    "sentence": ("; ", "。"),     # between statements: one English sentence, Japanese sentences each ended by 。
+    "colon": (": ", "："),        # between a label and what it says
+    "arrow": ("->", "→"),         # from what goes in to what comes out
+}
+
+
+def mark(name: str) -> str:
+    """The punctuation mark `name` (a key of PUNCTUATION) in the current language."""
+    if name not in PUNCTUATION:
+        raise ValueError(f"name must be one of {list(PUNCTUATION)}, got {name!r}")
+    return say(*PUNCTUATION[name])
+
+
+def listed(items: Iterable[str], by: str = "comma") -> str:
+    """The items one after another, separated by the mark `by` in the current language: "a, b" or "a、b"."""
+    return mark(by).join(items)
 
 
 @contextmanager

@@ -44,3 +44,28 @@ def test_main_shows_both(capsys, monkeypatch):
     monkeypatch.delenv(VARIABLE, raising=False)
     language.main()
     assert capsys.readouterr().out.splitlines() == ["en the hint a learner reads", "ja 学習者が読むヒント"]
+
+
+def test_a_bilingual_text_is_said_in_the_language_current_where_it_is_shown(monkeypatch):
+    monkeypatch.delenv(VARIABLE, raising=False)
+    text = language.Bilingual("no visible key", "見えるキーなし")
+    assert text.said() == "no visible key" and text.en == "no visible key"
+    with speaking("ja"):
+        assert text.said() == "見えるキーなし" and text.en == "no visible key"
+
+
+@pytest.mark.parametrize(("name", "en", "ja"), [(name, *marks) for name, marks in language.PUNCTUATION.items()])
+def test_each_mark_in_each_language(monkeypatch, name, en, ja):
+    monkeypatch.delenv(VARIABLE, raising=False)
+    assert language.mark(name) == en and language.listed(["a", "b"], by=name) == f"a{en}b"
+    with speaking("ja"):
+        assert language.mark(name) == ja and language.listed(iter(["a", "b"]), by=name) == f"a{ja}b"
+
+
+def test_listed_joins_by_commas_unless_told(monkeypatch):
+    monkeypatch.delenv(VARIABLE, raising=False)
+    assert language.listed(["1", "2", "3"]) == "1, 2, 3" and language.listed([]) == ""
+    with speaking("ja"):
+        assert language.listed(["1", "2", "3"]) == "1、2、3" and language.listed(["1"]) == "1"
+    with pytest.raises(ValueError, match="name must be one of \\['comma', "):
+        language.listed(["a"], by="dash")
