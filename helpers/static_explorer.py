@@ -34,7 +34,7 @@ import ipywidgets as widgets
 
 from helpers import chapters, cjk_font, language
 from helpers.explorer import Explorer
-from helpers.language import say
+from helpers.language import listed, say
 
 BUDGET_BYTES = 500_000     # one chapter's static explorer file, all its explorers together
 MAX_SETTINGS = 2_000       # settings precomputed per explorer: beyond this, SUBGRIDS must keep fewer values
@@ -213,7 +213,7 @@ def note(found: Sequence[Axis], n: int) -> str:
     if n == total:
         return say(f"Static explorer: all {n} settings precomputed in Python; no kernel needed.",
                    f"静的エクスプローラ：{n} 通りの設定をすべて Python で計算済みなので、カーネルは要らない。")
-    kept = say("; ", "、").join(a.note() for a in found if a.note())
+    kept = listed((a.note() for a in found if a.note()), by="semicolon")
     return say(f"Static explorer: {n} of the live explorer's {total} settings precomputed ({kept}). "
                "Run the notebook for every value.",
                f"静的エクスプローラ：ノートブックのエクスプローラの {total} 通りの設定のうち {n} 通りを計算済み"

@@ -12,7 +12,7 @@ from helpers import arguments
 from helpers.checks import AttnCallError, check_no_future_leak, check_padding_invariance
 from helpers.exercises import Mistake, as_bool_tensor, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import listed, say
 from helpers.masks import causal_mask, from_hf_attention_mask, hf_attention_mask, to_additive_mask, to_sdpa_mask
 from helpers.toy import is_pad
 
@@ -133,19 +133,18 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
     if (~used & ~blocked).any():
         problems.append("hides allowed keys")
         details.append(say("hides allowed keys", "許されたキーを隠している"))
-    separator = say("; ", "。")
-    verdict = separator.join(details) or say("correct: weight only on allowed keys",
-                                             "正しい：重みは許されたキーにだけある")
+    statements = list(details) or [say("correct: weight only on allowed keys", "正しい：重みは許されたキーにだけある")]
     if dead.any():
         rows = weights[dead]
         value = "NaN" if rows.isnan().all() else "0" if (rows == 0).all() else say("finite", "有限の値")
         n = int(dead.sum())
-        verdict += say(f"; {n} rows with no visible key -> {value}", f"。見えるキーのない行が {n} 行 → {value}")
+        statements.append(say(f"{n} rows with no visible key -> {value}", f"見えるキーのない行が {n} 行 → {value}"))
     nan_rows = weights.isnan().all(-1) & ~dead
     if nan_rows.any():  # the API read the mask so that these rows see nothing
         n = int(nan_rows.sum())
-        verdict += say(f"; {n} NaN row{'s' if n > 1 else ''} (no visible key as the API read the mask)",
-                       f"。NaN の行が {n} 行（API が読んだマスクでは見えるキーがない）")
+        statements.append(say(f"{n} NaN row{'s' if n > 1 else ''} (no visible key as the API read the mask)",
+                              f"NaN の行が {n} 行（API が読んだマスクでは見えるキーがない）"))
+    verdict = listed(statements, by="sentence")
 
     tokens = TOKENS[padding]
     status = "WRONG: " + ", ".join(problems) if problems else "OK"

@@ -25,7 +25,7 @@ from torch import nn
 from helpers import arguments
 from helpers.exercises import Mistake, as_bool_tensor, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import listed, mark, say
 from helpers.masks import causal_mask, key_padding_mask, left_pad
 from helpers.toy import is_pad
 
@@ -318,7 +318,7 @@ def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left"
             if name == "dead" and "finfo.min" in path:
                 kinds = [say("finite: the plain average of all 5 values, pads included",
                              "有限：パッドを含む 5 つのバリューすべての単純平均")]
-            found.append(f"{names[name]} {rows.nonzero().flatten().tolist()} {say('->', '→')} {' / '.join(kinds)}")
+            found.append(f"{names[name]} {rows.nonzero().flatten().tolist()} {mark('arrow')} {' / '.join(kinds)}")
     if not dead.any():
         found.insert(0, say("no row without a visible key", "見えるキーのない行はない"))
     setting = say(f"{mode}, {masks} masks, {padding} padding{' + causal' if causal else ''}",
@@ -329,8 +329,8 @@ def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left"
                   framed=dead[:, None].expand(5, E), frame_color=RED, red_rows=tuple(dead.nonzero().flatten().tolist()),
                   xlabel=say("output feature", "出力の特徴量"), ylabel=say("position", "位置"),
                   alert=bool(out[0, dead].isnan().any()), title=f"{_path_label(path)}\n{setting}\n{ran}")
-    summary = say(f"{path}, {setting}: " + "; ".join(found) + f" ({ran})",
-                  f"{_path_label(path)}、{setting}：" + "。".join(found) + f"（{ran}）")
+    findings = listed(found, by="sentence")
+    summary = say(f"{path}, {setting}: {findings} ({ran})", f"{_path_label(path)}、{setting}：{findings}（{ran}）")
     return View((panel,), summary,
                 caption=say("hatched: pad positions (masked as keys; never read their outputs)    red frame: no "
                             "visible key\ncolour: light to dark blue from the smallest to the largest finite value "

@@ -20,7 +20,7 @@ from helpers.chapters.ch08_a_trained_classifier.training import (
     trained,
 )
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import listed, say
 from helpers.training import deterministic
 
 # Test sentences to pick from (without <cls>): short and long, negated or not, one clause or two.
@@ -100,9 +100,9 @@ def classifier_view(sentence: str = SENTENCES[1], pad_to: int = 20, mask: str = 
     truth = say("positive", "肯定") if label else say("negative", "否定")
     panel = Panel(torch.cat(matrices), rows, cols, masked=torch.stack(hidden), alert=alert,
                   title=f"<cls> attention, padded to {pad_to}, mask {mask}", xlabel="key", ylabel="")
-    summary = say(f"pad to {pad_to}, mask {mask}: " + "; ".join(parts) + f". True label: {truth}",
-                  f"長さ {pad_to} までパディング、マスクは{MASK_MODES_JA[mask]}：" + "。".join(parts)
-                  + f"。正解ラベル：{truth}")
+    models = listed(parts, by="sentence")
+    summary = say(f"pad to {pad_to}, mask {mask}: {models}. True label: {truth}",
+                  f"長さ {pad_to} までパディング、マスクは{MASK_MODES_JA[mask]}：{models}。正解ラベル：{truth}")
     return View((panel,), summary,
                 caption="each row: the <cls> query's weights over the keys    hatched: masked pad keys (weight 0)")
 
