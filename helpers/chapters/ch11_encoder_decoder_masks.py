@@ -24,7 +24,7 @@ from helpers import arguments
 from helpers.attention import attention_steps, combined_mask
 from helpers.exercises import Mistake, as_bool_tensor, as_tensor, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, listed, mark, say
 from helpers.masks import as_blocked, causal_mask, key_padding_mask
 
 SOURCE_WORDS = ("犬", "猫", "鳥", "牛", "馬")        # the source sentence of item 0 (and its longest length, S = 5)
@@ -384,28 +384,19 @@ def _table_name(table: str) -> str:
     return say("cross-attention", "クロスアテンション")
 
 
-def _notes_en(outcome: Outcome, table: str) -> list[str]:
-    """What is wrong in one table, in English (the panel titles, drawn in the figures, stay English)."""
+def _notes(outcome: Outcome, table: str) -> list[Bilingual]:
+    """What is wrong in one table, each note in both languages: the panel titles (drawn in the figures) take the
+    English, the summary the current language."""
     notes = []
     if outcome.leaks[table]:
-        notes.append(f"weight on blocked cells (up to {outcome.leaks[table]:.2f})")
+        top = f"{outcome.leaks[table]:.2f}"
+        notes.append(Bilingual(f"weight on blocked cells (up to {top})", f"遮断されたセルに重み（最大 {top}）"))
     if outcome.hidden_rows[table]:
-        notes.append(f"allowed keys hidden in rows {_rows(outcome.hidden_rows[table])}")
+        rows = _rows(outcome.hidden_rows[table])
+        notes.append(Bilingual(f"allowed keys hidden in rows {rows}", f"行 {rows} で許されたキーに重みなし"))
     if outcome.dead_rows[table]:
-        notes.append(f"no visible key in rows {_rows(outcome.dead_rows[table])}")
-    return notes
-
-
-def _notes(outcome: Outcome, table: str) -> list[str]:
-    """What is wrong in one table, in the current language (for the summary)."""
-    english = iter(_notes_en(outcome, table))
-    notes = []
-    if outcome.leaks[table]:
-        notes.append(say(next(english), f"遮断されたセルに重み（最大 {outcome.leaks[table]:.2f}）"))
-    if outcome.hidden_rows[table]:
-        notes.append(say(next(english), f"行 {_rows(outcome.hidden_rows[table])} で許されたキーに重みなし"))
-    if outcome.dead_rows[table]:
-        notes.append(say(next(english), f"行 {_rows(outcome.dead_rows[table])} に見えるキーなし"))
+        rows = _rows(outcome.dead_rows[table])
+        notes.append(Bilingual(f"no visible key in rows {rows}", f"行 {rows} に見えるキーなし"))
     return notes
 
 
@@ -437,8 +428,8 @@ def encoder_decoder_view(src_length: int = 3, tgt_length: int = 4, padding_side:
     (helpers.language); the numbers behind it: encoder_decoder_outcome.
     """
     outcome = encoder_decoder_outcome(src_length, tgt_length, padding_side, routing)
-    problems = [say(f"{_table_name(t)}: ", f"{_table_name(t)}：") + say(", ", "、").join(_notes(outcome, t))
-                for t in TABLES if _notes_en(outcome, t)]
+    problems = [_table_name(t) + mark("colon") + listed(note.said() for note in notes)
+                for t in TABLES if (notes := _notes(outcome, t))]
     if outcome.moved_items:
         items, move = _rows(outcome.moved_items), outcome.largest_move
         if 0 in outcome.moved_items:
@@ -456,7 +447,7 @@ def encoder_decoder_view(src_length: int = 3, tgt_length: int = 4, padding_side:
     if routing == "correct":
         verdict = say("correct", "正しい")
     else:
-        verdict = _what_goes_wrong(routing) + "".join(say(f"; {p}", f"。{p}") for p in problems)
+        verdict = listed([_what_goes_wrong(routing), *problems], by="sentence")
     src_pads, tgt_pads = S_MAX - src_length, T_MAX - tgt_length
     side = say(padding_side, {"right": "右", "left": "左"}[padding_side])
     summary = say(f"source {src_length} real + {src_pads} pads, target {tgt_length} real + {tgt_pads} pads, "
@@ -517,7 +508,7 @@ def _outcome(src_length: int, tgt_length: int, padding_side: str, routing: str) 
                       (change[0] > 1e-4).nonzero().flatten().tolist(), float(change.max()))
     panels = []
     for key, title, blocked, rows, cols in tables:
-        notes = _notes_en(outcome, key)
+        notes = [note.en for note in _notes(outcome, key)]
         panels.append(Panel(found[key], rows, cols, title=f"{title} ({len(rows)} × {len(cols)})"
                             + ("\n" + "; ".join(notes) if notes else "\nOK"),
                             masked=blocked, framed=(found[key] > 1e-6) & blocked, frame_color=RED,

@@ -1,6 +1,8 @@
 """Chapter 11 (helpers.chapters.ch11_encoder_decoder_masks): the three masks, nn.Transformer written out, the
 misroutings, the explorer, and the exercise checks."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -10,7 +12,7 @@ from helpers import causal_mask, key_padding_mask, to_additive_mask
 from helpers.chapters import ch11_encoder_decoder_masks as ch11
 from helpers.exercises import Mistake
 from helpers.explorer import view_html
-from helpers.language import speaking
+from helpers.language import Bilingual, speaking
 from tests.chapters import accepts_every_form, forms, refuses_the_wrong_kind
 
 pytestmark = [pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage"),
@@ -282,6 +284,28 @@ def test_the_summary_speaks_japanese_and_english_is_unchanged():
         box.controls["routing"].value = "padding mask as src_mask"
         assert box.summary.value.startswith("<b>この組み合わせは不可：</b>nn.Transformer が RuntimeError を送出する")
     assert ch11.encoder_decoder_view(routing="memory_key_padding_mask forgotten").summary == english   # not cached
+
+
+def test_each_note_is_one_value_in_both_languages():
+    """A table's notes are made once, each in both languages: its English in the panel's title, its Japanese in
+    the Japanese summary, with the same numbers (no list of English notes to keep in step with a Japanese one)."""
+    several = 0
+    for padding_side in ch11.PADDING_SIDES:
+        for routing in ch11.ROUTINGS:
+            try:
+                outcome = ch11.encoder_decoder_outcome(3, 4, padding_side, routing)
+            except ValueError:   # refused by nn.Transformer: no tables, no notes
+                continue
+            with speaking("ja"):
+                japanese = ch11.encoder_decoder_view(3, 4, padding_side, routing).summary
+            for table, panel in zip(ch11.TABLES, outcome.panels, strict=True):
+                notes = ch11._notes(outcome, table)
+                assert all(isinstance(note, Bilingual) for note in notes)
+                several += len(notes) > 1
+                for note in notes:
+                    assert note.en in panel.title and note.ja in japanese, (routing, table, note)
+                    assert re.findall(r"\d[\d.]*", note.en) == re.findall(r"\d[\d.]*", note.ja), note
+    assert several, "some table has two notes or more, in the order both languages list them"
 
 
 def test_check_1_hints_in_japanese():
