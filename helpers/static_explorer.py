@@ -6,8 +6,9 @@ file whose controls (built from the live controls' options, ranges and descripti
 precomputed views in the browser. No kernel, no CDN, no network: the CSS and JS are inline, and the views'
 HTML is the live explorer's own (`render` sets the live widget's controls and reads its summary and tables).
 
-- A control's values are all of its live values, unless SUBGRIDS keeps fewer for that explorer (a grid too big
-  to precompute and ship): then the widget says, above its controls, which values it keeps.
+- A control's values are all of its live values, unless the chapter's module keeps fewer for that explorer in its
+  SUBGRIDS, beside its EXPLORERS (helpers.chapters.subgrids; a grid too big to precompute and ship): then the
+  widget says, above its controls, which values it keeps.
 - A refused setting (the view raised ValueError) shows the live explorer's "Not possible" message.
 - The views are deduplicated: each view's HTML is cut into its pieces (the font style, each panel), every
   distinct piece (and summary) is stored once, and the whole payload is gzipped into the page, which unpacks it
@@ -37,17 +38,8 @@ from helpers.explorer import Explorer
 from helpers.language import listed, say
 
 BUDGET_BYTES = 500_000     # one chapter's static explorer file, all its explorers together
-MAX_SETTINGS = 2_000       # settings precomputed per explorer: beyond this, SUBGRIDS must keep fewer values
-
-# Explorer function name -> {control name: the values the static explorer keeps}. Controls not named keep every
-# value. Chosen so that every chapter stays within MAX_SETTINGS and BUDGET_BYTES (tests/test_static_explorer.py).
-SUBGRIDS: dict[str, dict[str, tuple]] = {
-    # chapter 12: 4200 settings; the two lengths take 1, 3 and 5 (both ends and the middle): 1512 settings
-    "training_explorer": {"length_0": (1, 3, 5), "length_1": (1, 3, 5)},
-    # chapter 13: 17600 settings; the window's small values and its end, prefix 0/2/4/10, every sink count,
-    # chunks 2/3/4/5/10 (a last chunk of 2, 1, 2, 5 and 10 queries), every layer count: 1920 settings
-    "mask_explorer": {"width": (1, 2, 3, 4, 6, 10), "prefix": (0, 2, 4, 10), "chunk": (2, 3, 4, 5, 10)},
-}
+MAX_SETTINGS = 2_000       # settings precomputed per explorer: beyond this, its chapter's SUBGRIDS keeps fewer
+# (each chapter's SUBGRIDS keeps it within MAX_SETTINGS and BUDGET_BYTES: tests/test_static_explorer.py)
 
 
 # --- the controls, read from the live widgets ---
@@ -117,7 +109,8 @@ def control_axis(name: str, control: widgets.ValueWidget, keep: Sequence | None 
 
 
 def axes(box: Explorer, subgrid: Mapping[str, Sequence] | None = None) -> tuple[Axis, ...]:
-    """The Axis of each of the explorer's controls, in the live row's order; `subgrid` as in SUBGRIDS."""
+    """The Axis of each of the explorer's controls, in the live row's order; `subgrid`: {control name: the values
+    kept} (a chapter's SUBGRIDS entry), every value of the controls it does not name."""
     subgrid = dict(subgrid or {})
     unknown = set(subgrid) - set(box.controls)
     if unknown:
@@ -221,10 +214,11 @@ def note(found: Sequence[Axis], n: int) -> str:
 
 
 def precompute(make: Callable[[], Explorer], subgrid: Mapping[str, Sequence] | None = None) -> Payload:
-    """Build the live explorer, render every setting of its (sub-)grid and deduplicate the results."""
+    """Build the live explorer, render every setting of its grid (or of `subgrid`, as in `axes`) and deduplicate
+    the results."""
     start = time.perf_counter()
     box = quiet(make())
-    found = axes(box, SUBGRIDS.get(make.__name__) if subgrid is None else subgrid)
+    found = axes(box, subgrid)
     doc = (make.__doc__ or make.__name__).strip().split("\n\n")[0]
     payload = Payload(say(" ".join(doc.split()), "エクスプローラ：" + " × ".join(a.description for a in found)), found)
     piece_ids: dict[str, int] = {}
@@ -458,7 +452,8 @@ def export_chapter(chapter: str, out: Path, edition: str = "en") -> Exported | N
         return None
     start = time.perf_counter()
     with language.speaking(edition):
-        payloads = [precompute(make) for make in makers]
+        kept = chapters.subgrids(chapter)
+        payloads = [precompute(make, kept.get(make)) for make in makers]
         text = page(chapter_title(chapter), payloads)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{chapters.chapters()[chapter][2:]}.html"

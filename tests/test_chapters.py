@@ -34,6 +34,18 @@ def test_explorers_by_number_or_stem():
         chapters.explorers("four")
 
 
+def test_subgrids_sit_beside_the_chapters_explorers(monkeypatch):
+    from helpers.chapters import ch13_windows_prefixes_and_chunks as ch13
+    assert chapters.subgrids("13") == {ch13.mask_explorer: ch13.SUBGRIDS[ch13.mask_explorer]}
+    assert chapters.subgrids("04") == {} and chapters.subgrids("00") == {}   # none kept; no module
+    stray = type(ch04)("helpers.chapters.ch14_stray")
+    stray.EXPLORERS, stray.SUBGRIDS = (ch04.kpm_explorer,), {ch05.causal_explorer: {"n": (1,)}}
+    monkeypatch.setattr(chapters, "module", lambda chapter: stray)
+    with pytest.raises(ValueError, match=r"ch14_stray.SUBGRIDS names what is not one of its EXPLORERS: "
+                                         r"\['causal_explorer'\]"):
+        chapters.subgrids("14")
+
+
 @pytest.mark.parametrize("make", [*chapters.explorers("04"), *chapters.explorers("05")])
 def test_first_control_one_step_gives_a_new_valid_picture(make):
     """What the generic browser check does: move the first control one step (next option / +1)."""

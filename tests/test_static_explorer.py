@@ -42,10 +42,11 @@ def test_the_series_has_explorers_in_chapters_1_to_13():
 
 @pytest.mark.parametrize("chapter", WITH_EXPLORERS)
 def test_each_explorers_grid_is_within_the_settings_limit_and_says_what_it_keeps(chapter):
+    kept = chapters.subgrids(chapter)
     for make in chapters.explorers(chapter):
         box = make()
         try:
-            found = se.axes(box, se.SUBGRIDS.get(make.__name__))
+            found = se.axes(box, kept.get(make))
         finally:
             box.close()
         n = se.n_settings(found)
@@ -55,7 +56,7 @@ def test_each_explorers_grid_is_within_the_settings_limit_and_says_what_it_keeps
             assert axis.start in axis.kept, "the live start value is always precomputed"
         text = se.note(found, n)
         if all(a.complete for a in found):
-            assert make.__name__ not in se.SUBGRIDS
+            assert make not in kept
             assert text == f"Static explorer: all {n} settings precomputed in Python; no kernel needed."
         else:
             assert text.startswith(f"Static explorer: {n} of the live explorer's ")
@@ -63,21 +64,45 @@ def test_each_explorers_grid_is_within_the_settings_limit_and_says_what_it_keeps
                 assert (axis.description in text) == (not axis.complete)
 
 
-def test_every_subgrid_names_a_chapters_explorer_and_its_controls():
-    makers = {make.__name__: make for c in WITH_EXPLORERS for make in chapters.explorers(c)}
-    for name, subgrid in se.SUBGRIDS.items():
-        assert name in makers, name
-        box = makers[name]()
-        try:
-            se.axes(box, subgrid)  # raises for an unknown control or value
-        finally:
-            box.close()
+def test_every_subgrid_names_its_chapters_explorer_and_its_controls():
+    found = 0
+    for chapter in WITH_EXPLORERS:
+        for make, subgrid in chapters.subgrids(chapter).items():  # raises for a function not in EXPLORERS
+            found += 1
+            box = make()
+            try:
+                se.axes(box, subgrid)  # raises for an unknown control or value
+            finally:
+                box.close()
+    assert found == 2, "chapters 12 and 13 keep sub-grids"
+
+
+def test_an_explorer_named_like_another_chapters_gets_its_own_chapters_grid(monkeypatch, tmp_path):
+    """A sub-grid belongs to its chapter's explorer function, not to its name: a chapter 14 whose explorer is also
+    called mask_explorer (chapter 13's has a sub-grid) precomputes its whole grid."""
+    from helpers.chapters import ch05_attn_mask_and_causality as ch05
+    from helpers.chapters import ch13_windows_prefixes_and_chunks as ch13
+
+    def mask_explorer():
+        return ch05.causal_explorer()
+
+    assert mask_explorer.__name__ == ch13.mask_explorer.__name__ and ch13.mask_explorer in ch13.SUBGRIDS
+    fake = type(ch05)("helpers.chapters.ch14_a_later_chapter")
+    fake.EXPLORERS = (mask_explorer,)
+    known = {**chapters.chapters(), "14": "ch14_a_later_chapter"}
+    monkeypatch.setattr(chapters, "chapters", lambda: known)
+    monkeypatch.setattr(chapters, "module", lambda chapter: fake if chapter == "14" else None)
+    assert chapters.subgrids("14") == {}
+    result = se.export_chapter("14", tmp_path)
+    (data,) = se.read_payloads(result.path)
+    assert data["note"].startswith(f"Static explorer: all {result.settings} settings precomputed")
+    assert "<title>14 a later chapter: static explorer</title>" in result.path.read_text(encoding="utf-8")
 
 
 def test_the_chapter_13_note_states_its_subgrid():
     from helpers.chapters.ch13_windows_prefixes_and_chunks import mask_explorer
     box = mask_explorer()
-    found = se.axes(box, se.SUBGRIDS["mask_explorer"])
+    found = se.axes(box, chapters.subgrids("13")[mask_explorer])
     box.close()
     assert se.note(found, se.n_settings(found)) == (
         "Static explorer: 1920 of the live explorer's 17600 settings precomputed (window: 1, 2, 3, 4, 6, 10 only "
@@ -122,7 +147,7 @@ def test_every_setting_in_the_file_is_what_the_live_explorer_shows(exported, cha
     (make,) = chapters.explorers(chapter)
     (data,) = se.read_payloads(result.path)
     box = make()
-    found = se.axes(box, se.SUBGRIDS.get(make.__name__))
+    found = se.axes(box, chapters.subgrids(chapter).get(make))
     box.close()
     assert [a["labels"] for a in data["axes"]] == [[a.labels[i] for i in a.kept] for a in found]
     refused = 0

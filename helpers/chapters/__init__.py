@@ -1,7 +1,9 @@
 """Each chapter's own code, one module per chapter: notebooks/NN_<stem>.ipynb -> helpers/chapters/chNN_<stem>.py.
 
 A chapter module holds that chapter's lesson code (its toy data, models and experiments), its explorers' view
-functions and explorer functions, and `EXPLORERS`: the explorers its notebook shows, in notebook order.
+functions and explorer functions, and `EXPLORERS`: the explorers its notebook shows, in notebook order; and,
+if an explorer's grid is too big for its static explorer to precompute whole, `SUBGRIDS`: {explorer function:
+{control name: the values the static explorer keeps}} (helpers/static_explorer.py; controls not named keep all).
 What every chapter shares stays at the top of helpers/: the core (masks, attention, checks), the display
 (plots, cjk_font, explorer) and the runtime (versions, training), and toy, the running example of chapters 1-7.
 A chapter without code of its own (chapter 0) has no module. Adding a chapter: its notebook, its module here,
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 
 from helpers.explorer import Explorer
@@ -40,3 +42,14 @@ def explorers(chapter: str) -> tuple[Callable[[], Explorer], ...]:
     """The explorers the chapter's notebook shows, in notebook order (its module's EXPLORERS); () if it has none."""
     found = module(chapter)
     return () if found is None else tuple(found.EXPLORERS)
+
+
+def subgrids(chapter: str) -> dict[Callable[[], Explorer], Mapping[str, Sequence]]:
+    """The chapter's explorers whose static explorers keep fewer values, each with what it keeps (its module's
+    SUBGRIDS; {} if it has none). ValueError if SUBGRIDS names a function that is not one of its EXPLORERS."""
+    found = module(chapter)
+    kept = dict(getattr(found, "SUBGRIDS", {}))
+    strangers = [getattr(make, "__name__", repr(make)) for make in kept if make not in found.EXPLORERS]
+    if strangers:
+        raise ValueError(f"{found.__name__}.SUBGRIDS names what is not one of its EXPLORERS: {strangers}")
+    return kept

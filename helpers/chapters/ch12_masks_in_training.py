@@ -508,6 +508,9 @@ def training_explorer() -> Explorer:
 
 
 EXPLORERS = (training_explorer,)
+# What the static explorer (helpers/static_explorer.py) keeps of the controls: 4200 settings, more than it
+# precomputes; the two lengths take 1, 3 and 5 (both ends and the middle): 1512 settings.
+SUBGRIDS = {training_explorer: {"length_0": (1, 3, 5), "length_1": (1, 3, 5)}}
 
 
 # --- the exercise checks ---

@@ -383,6 +383,10 @@ def mask_explorer() -> Explorer:
 
 
 EXPLORERS = (mask_explorer,)
+# What the static explorer (helpers/static_explorer.py) keeps of the controls: 17600 settings, more than it
+# precomputes; the window's small values and its end, prefix 0/2/4/10, every sink count, chunks 2/3/4/5/10 (a
+# last chunk of 2, 1, 2, 5 and 10 queries), every layer count: 1920 settings.
+SUBGRIDS = {mask_explorer: {"width": (1, 2, 3, 4, 6, 10), "prefix": (0, 2, 4, 10), "chunk": (2, 3, 4, 5, 10)}}
 
 
 # --- the exercises' checks (each computes the expected answer from the problem's data) ---
