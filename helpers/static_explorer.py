@@ -425,38 +425,29 @@ class Exported:
         return self.bytes <= BUDGET_BYTES
 
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+def page_title(heading: str) -> str:
+    """The page's title, in the current language, for a chapter called `heading`."""
+    return say(f"{heading}: static explorer", f"{heading}：静的エクスプローラ")
 
 
-def chapter_title(chapter: str) -> str:
-    """The chapter notebook's title (its first heading; the Japanese edition's in Japanese), else one made from
-    the module's name."""
-    stem = chapters.chapters()[chapter][2:]
-    folder = NOTEBOOKS / "ja" if language.current() == "ja" else NOTEBOOKS
-    try:
-        first = json.loads((folder / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"][0]
-        heading = "".join(first["source"]).split("\n", 1)[0].lstrip("#").strip()
-    except (OSError, ValueError, KeyError, IndexError):
-        heading = ""
-    return say(f"{heading or stem.replace('_', ' ')}: static explorer",
-               f"{heading or stem.replace('_', ' ')}：静的エクスプローラ")
-
-
-def export_chapter(chapter: str, out: Path, edition: str = "en") -> Exported | None:
+def export_chapter(chapter: str, out: Path, edition: str = "en", heading: str = "") -> Exported | None:
     """Write out/NN_<stem>.html holding the chapter's static explorers, speaking the edition's language ("en"
-    or "ja": notes, summaries and titles); None if the chapter has none."""
+    or "ja": notes, summaries and titles); None if the chapter has none. `heading`: the chapter's name in that
+    edition, for the page's title (tools/static_explorers.py reads it from the notebook); else "NN stem" from the
+    module's name."""
     if edition not in language.LANGUAGES:
         raise ValueError(f"edition must be one of {list(language.LANGUAGES)}, got {edition!r}")
     makers = chapters.explorers(chapter)
     if not makers:
         return None
     start = time.perf_counter()
+    stem = chapters.chapters()[chapter][2:]
     with language.speaking(edition):
         kept = chapters.subgrids(chapter)
         payloads = [precompute(make, kept.get(make)) for make in makers]
-        text = page(chapter_title(chapter), payloads)
+        text = page(page_title(heading or stem.replace("_", " ")), payloads)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{chapters.chapters()[chapter][2:]}.html"
+    path = out / f"{stem}.html"
     path.write_text(text, encoding="utf-8")
     return Exported(chapter, path, path.stat().st_size, sum(len(p.grid) for p in payloads),
                     sum(len(p.entries) for p in payloads), time.perf_counter() - start)

@@ -136,7 +136,7 @@ def test_a_small_subgrid_of_every_chapter_renders_what_the_live_explorer_shows(c
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> dict[str, se.Exported]:
     out = tmp_path_factory.mktemp("explorers")
-    return {c: se.export_chapter(c, out) for c in FULL}
+    return {c: tool.export(c, out) for c in FULL}
 
 
 @pytest.mark.parametrize("chapter", FULL)
@@ -239,7 +239,18 @@ def test_settings_are_in_the_order_of_index_of():
 
 def test_a_written_file_starts_with_its_chapter_title(exported):
     text = Path(exported["02"].path).read_text(encoding="utf-8")
-    assert text.startswith("<!DOCTYPE html>") and ": static explorer</title>" in text
+    assert tool.heading("02") == "2. Softmax on masked rows"   # the notebook's first heading
+    assert text.startswith("<!DOCTYPE html>") and "<title>2. Softmax on masked rows: static explorer</title>" in text
+
+
+def test_the_tool_reads_the_title_the_package_is_given(tmp_path):
+    """helpers/ reads no notebook: the tool passes the edition's heading in; without one, the module's name."""
+    source = Path(se.__file__).read_text(encoding="utf-8")
+    assert "notebooks" not in source and ".ipynb" not in source and "from tools" not in source
+    assert tool.heading("01", "ja") == "1. パッドの疑問"
+    assert tool.heading("01", root=tmp_path) == ""   # no notebook there
+    plain = se.export_chapter("01", tmp_path).path.read_text(encoding="utf-8")
+    assert "<title>01 the pad question: static explorer</title>" in plain
 
 
 def test_the_page_names_the_cjk_font_it_inlines():
@@ -249,13 +260,13 @@ def test_the_page_names_the_cjk_font_it_inlines():
 def test_the_japanese_edition_exports_japanese_pages(tmp_path):
     """--edition ja: <html lang="ja">, the Japanese chapter's title, and the notes and summaries in Japanese;
     the English export of the same chapter is unchanged by it."""
-    english = se.export_chapter("01", tmp_path / "en").path.read_text(encoding="utf-8")
-    japanese = se.export_chapter("01", tmp_path / "ja", edition="ja").path.read_text(encoding="utf-8")
+    english = tool.export("01", tmp_path / "en").path.read_text(encoding="utf-8")
+    japanese = tool.export("01", tmp_path / "ja", edition="ja").path.read_text(encoding="utf-8")
     assert '<html lang="ja">' in japanese and '<html lang="en">' in english
     assert "パッドの疑問" in japanese and "：静的エクスプローラ</title>" in japanese
     (data,) = se.read_payloads(tmp_path / "ja" / "01_the_pad_question.html")
     assert data["note"].startswith("静的エクスプローラ：") and data["title"].startswith("エクスプローラ：")
-    assert english == se.export_chapter("01", tmp_path / "again").path.read_text(encoding="utf-8")
+    assert english == tool.export("01", tmp_path / "again").path.read_text(encoding="utf-8")
     # every Japanese character the page shows is in the font it embeds (no boxes without a system Japanese font)
     cut = set(japanese.split(" cut to ", 1)[1].split(" */", 1)[0])
     shown = data["title"] + data["note"] + "".join(a["description"] + "".join(a["labels"]) for a in data["axes"])

@@ -440,7 +440,7 @@ def export_explorers(out: Path, chapters: list[str] | None = None) -> list[Path]
     import torch
 
     from helpers import chapters as known
-    from helpers import static_explorer
+    from tools import static_explorers
 
     torch.set_num_threads(1)   # the explorers' tiny tensors
     folder = out / EXPLORERS_DIR
@@ -457,7 +457,7 @@ def export_explorers(out: Path, chapters: list[str] | None = None) -> list[Path]
             if path.exists():
                 written.append(path)   # made from the same code: the views would be the same
                 continue
-            result = static_explorer.export_chapter(chapter, path.parent, edition)
+            result = static_explorers.export(chapter, path.parent, edition)
             text = result.path.read_text(encoding="utf-8")
             result.path.write_text(text.replace("</body>", EMBED_JS + "</body>", 1), encoding="utf-8")
             written.append(result.path)

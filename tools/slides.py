@@ -43,8 +43,8 @@ import torch
 from nbconvert import SlidesExporter
 from traitlets.config import Config
 
-from helpers import chapters, cjk_font, static_explorer
-from tools import series
+from helpers import chapters, cjk_font
+from tools import series, static_explorers
 
 ROOT = series.ROOT
 LONG_CODE = 15          # lines; longer code cells show their output only
@@ -251,7 +251,7 @@ def export(path: Path, out_dir: Path, explorers: bool = True) -> Path:
     nb = tag_cells(nbformat.read(path, as_version=4))
     edition = series.edition_of(path.resolve())
     if explorers and chapters.explorers(series.number(path)) and chapters.module(path.stem) is not None:
-        static_explorer.export_chapter(series.number(path), out_dir / EXPLORERS_DIR, edition)
+        static_explorers.export(series.number(path), out_dir / EXPLORERS_DIR, edition)
     body, _ = exporter(edition).from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     body = body.replace("</head>", font_css(body) + "\n</head>", 1)
     out_dir.mkdir(parents=True, exist_ok=True)

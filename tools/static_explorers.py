@@ -1,9 +1,10 @@
 """Export every chapter's explorers as static explorers: `make explorers` -> build/explorers/NN_<stem>.html.
 
 Each file holds one chapter's explorers with their views precomputed in Python (helpers/static_explorer.py): it
-opens from disk in a browser with no kernel and no network. Prints, per chapter, the settings precomputed, the
-distinct views among them, the file's size against the budget, and the export time; exits 1 if a file is over
-budget.
+opens from disk in a browser with no kernel and no network. Its title is the chapter notebook's first heading, in
+the edition's language (`export`, which tools/slides.py and tools/site.py use too). Prints, per chapter, the
+settings precomputed, the distinct views among them, the file's size against the budget, and the export time;
+exits 1 if a file is over budget.
 Usage: python -m tools.static_explorers [--edition en|ja] [--out DIR] [CHAPTER ...]  (chapters as numbers, e.g.
 04 13; default: every chapter with explorers), also writes DIR/index.html linking the files. --edition ja: the
 Japanese edition's (notes, summaries and titles in Japanese), into build/explorers/ja by default.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import os
 import sys
 from pathlib import Path
@@ -23,6 +25,22 @@ from helpers import chapters, static_explorer
 from tools import series
 
 ROOT = series.ROOT
+
+
+def heading(chapter: str, edition: str = "en", root: Path = ROOT) -> str:
+    """The chapter's name as its notebook's first heading says it, in the edition ("en" or "ja"); "" if the
+    notebook has none."""
+    stem = chapters.chapters()[chapter][2:]
+    try:
+        first = json.loads((series.notebooks(edition, root) / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        return ""
+    return "".join(first["source"]).split("\n", 1)[0].lstrip("#").strip()
+
+
+def export(chapter: str, out: Path, edition: str = "en") -> static_explorer.Exported | None:
+    """static_explorer.export_chapter, the page titled by the chapter notebook's heading in the edition."""
+    return static_explorer.export_chapter(chapter, out, edition, heading(chapter, edition))
 
 
 def index(exported: list[static_explorer.Exported], out: Path) -> Path:
@@ -55,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     done, over = [], []
     print(f"{'chapter':<8} {'settings':>8} {'distinct':>8} {'KB':>7} {'budget KB':>9} {'seconds':>7}  file")
     for chapter in wanted:
-        result = static_explorer.export_chapter(chapter, args.out, args.edition)
+        result = export(chapter, args.out, args.edition)
         done.append(result)
         if not result.within_budget:
             over.append(chapter)
