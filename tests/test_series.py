@@ -3,8 +3,10 @@ and its test module where the layout says, and a file's edition and chapter numb
 
 from __future__ import annotations
 
+import re
 from pathlib import Path, PurePath
 
+import nbformat
 import pytest
 
 from helpers import chapters as modules
@@ -100,3 +102,22 @@ def test_edition_folders():
 def test_bad_input_names_the_argument(call, argument: str):
     with pytest.raises(ValueError, match=rf"^{argument} must"):
         call()
+
+
+@pytest.mark.parametrize("edition", series.EDITIONS)
+def test_every_chapter_is_listed_and_linked_to_its_neighbours(edition: str):
+    """Each chapter is in its edition's README list and chapter 0's map, and its title cell links the chapter
+    before it and the one after it (the last one: back to chapter 0). tools/new_chapter.py adds them."""
+    found = series.chapters(edition)
+    readme = (ROOT / ("README.md" if edition == "en" else "README.ja.md")).read_text(encoding="utf-8")
+    start = "\n".join(c.source for c in nbformat.read(series.start(edition), as_version=4).cells
+                      if c.cell_type == "markdown")
+    for i, path in enumerate(found):
+        assert f"]({path.relative_to(ROOT).as_posix()})" in readme, f"the README does not list {path.name}"
+        if i == 0:
+            continue
+        assert re.search(rf"^\| {i} \| \[[^\]]+\]\({path.name}\)", start, re.M), f"chapter 0's map lacks {path.name}"
+        title = nbformat.read(path, as_version=4).cells[0].source
+        following = found[i + 1] if i + 1 < len(found) else series.start(edition)
+        assert f"]({found[i - 1].name})" in title and f"]({following.name})" in title, (
+            f"{path.name}'s title cell must link {found[i - 1].name} and {following.name}")

@@ -36,8 +36,9 @@ def live_view(make, setting: dict) -> tuple[str, str]:
         box.close()
 
 
-def test_the_series_has_explorers_in_chapters_1_to_13():
-    assert WITH_EXPLORERS == [f"{n:02d}" for n in range(1, 14)]
+def test_every_chapter_but_the_start_page_has_explorers():
+    assert WITH_EXPLORERS == [series.number(path) for path in series.chapters("en")[1:]]
+    assert len(WITH_EXPLORERS) >= 13
 
 
 @pytest.mark.parametrize("chapter", WITH_EXPLORERS)

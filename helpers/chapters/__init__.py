@@ -6,8 +6,9 @@ if an explorer's grid is too big for its static explorer to precompute whole, `S
 {control name: the values the static explorer keeps}} (helpers/static_explorer.py; controls not named keep all).
 What every chapter shares stays at the top of helpers/: the core (masks, attention, checks), the display
 (plots, cjk_font, explorer) and the runtime (versions, training), and toy, the running example of chapters 1-7.
-A chapter without code of its own (chapter 0) has no module. Adding a chapter: its notebook, its module here,
-its test module tests/chapters/test_chNN_<stem>.py, and its row in the browser test's EXPECTED table.
+A chapter without code of its own (chapter 0) has no module. Adding a chapter: `python -m tools.new_chapter NN stem
+"Title"` writes its notebooks, its module here and its test module, and registers it in every list (README.md,
+"Adding a chapter", says what is then left by hand).
 """
 
 from __future__ import annotations
