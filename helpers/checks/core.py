@@ -232,14 +232,10 @@ class Tracker:
         """
         if not compared.any():
             return
-        for run, t in ((runs[1], ref), (runs[0], out)):   # the reference run first: its NaN is the cause
-            bad = unusable(t, t == (out if t is ref else ref)) & compared
-            if bad.any():
-                i, p = (int(v) for v in bad.nonzero()[0])
-                kind = "NaN" if t[i, p].isnan().any() else "inf"
-                at = "pooled output" if self.pooled else f"real position {p}"
-                self.fail(f"{run}, attn returned {kind} at item {item + i}'s {at}", nonfinite=True)
-                return
+        same = out == ref
+        if not (self.usable(ref, same, compared, runs[1], item)   # the reference run first: its NaN is the cause
+                and self.usable(out, same, compared, runs[0], item)):
+            return
         d, failing, scale = self.tolerance.within(out, ref, 2, same_shapes=same_shapes)
         keep = compared.view(*compared.shape, *[1] * (d.dim() - 2))
         d, failing = d.masked_fill(~keep, 0.0), failing & keep
@@ -250,6 +246,18 @@ class Tracker:
             at = torch.unravel_index(d.masked_fill(~failing, -1.0).argmax(), d.shape)   # the worst failing element
             self.same_shapes_failed |= same_shapes
             self.fail(describe(Difference(item + int(at[0]), int(at[1]), float(d[at]), float(rel[at]))))
+
+    def usable(self, t: torch.Tensor, same: torch.Tensor, compared: torch.Tensor, run: str, item: int = 0) -> bool:
+        """False (and the failure noted) if an output t (n, L, ...) at a compared position cannot be compared
+        (unusable; same: where t equals the other run's output). item: the batch item of t's first row."""
+        bad = unusable(t, same) & compared
+        if not bad.any():
+            return True
+        i, p = (int(v) for v in bad.nonzero()[0])
+        kind = "NaN" if t[i, p].isnan().any() else "inf"
+        at = "pooled output" if self.pooled else f"real position {p}"
+        self.fail(f"{run}, attn returned {kind} at item {item + i}'s {at}", nonfinite=True)
+        return False
 
     def add_tensor(self, a: torch.Tensor, b: torch.Tensor, what: str, terms: torch.Tensor | None = None,
                    same_shapes: bool = False) -> None:
@@ -403,10 +411,11 @@ def _takes_only_kwargs(fn: Attn) -> bool:
     return "position_ids" not in parameters and any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
-def shapes(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None, kwargs: dict) -> str:
+def shapes(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None, with_position_ids: bool) -> str:
+    """The shapes attn was called with, for messages (position_ids have key_padding_mask's shape)."""
     described = [f"x {tuple(x.shape)}", f"key_padding_mask {tuple(kpm.shape)}",
                  f"attn_mask {None if am is None else tuple(am.shape)}"]
-    return ", ".join(described + [f"position_ids {tuple(v.shape)}" for v in kwargs.values()])
+    return ", ".join(described + ([f"position_ids {tuple(kpm.shape)}"] if with_position_ids else []))
 
 
 class Runner:
@@ -452,7 +461,7 @@ class Runner:
             want = f"{lead} + ..." if self.features is None else f"{lead + self.features} (the same ... in every call)"
             hint = "" if self.pooled or out.dim() != 2 else " (a pooled output, one row per item? pass pooled=True)"
             raise ValueError(f"attn must return {promise} = {want}, got {tuple(out.shape)} in {self.where}, "
-                             f"called with {shapes(x, kpm, am, kwargs)}{hint}")
+                             f"called with {shapes(x, kpm, am, self.takes_position_ids)}{hint}")
         self.output_dtype = self.output_dtype or out.dtype
         out = out.float()
         return out[:, None] if self.pooled else out   # pooled: (N, 1, ...), one "position" per item
@@ -460,9 +469,8 @@ class Runner:
     def error(self, error: Exception, x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None,
               step: str = "") -> AttnCallError:
         """The module's own error, with the trial and the shapes it was called with."""
-        kwargs = {"position_ids": kpm} if self.takes_position_ids else {}
         return AttnCallError(f"attn raised {type(error).__name__} in {self.where}{step}, called with "
-                             f"{shapes(x, kpm, am, kwargs)}: {error}")
+                             f"{shapes(x, kpm, am, self.takes_position_ids)}: {error}")
 
     def start(self, E: int, S: int, am: torch.Tensor | None, atol: float | None, rtol: float | None, seed: int,
               dtype: torch.dtype | None = None, tensors: Iterable[torch.Tensor] = ()) -> Tolerance:

@@ -16,7 +16,6 @@ from helpers.checks.core import (
     on_side,
     sides,
     trial_lengths,
-    unusable,
     validate,
 )
 from helpers.masks import causal_mask, key_padding_mask
@@ -81,15 +80,13 @@ def check_gradient_padding_invariance(
     params = _parameters(attn, parameters)
     g = torch.Generator().manual_seed(seed)
     name = "gradient padding invariance" + (" (causal)" if causal else "") + (" (pooled)" if pooled else "")
-    track: Tracker | None = None
+    tolerance = run.start(E, max_len, causal_mask(max_len) if causal else None, atol, rtol, seed, dtype,
+                          [p for _, p in params])
+    track = Tracker(name, tolerance, trials, (2, max_len), pooled)
     for trial in range(trials):
         S, lengths = trial_lengths(g, trial, trials, batch_size, max_len)
         x = torch.randn(batch_size, S, E, generator=g)
         am = causal_mask(S) if causal else None
-        if track is None:
-            tolerance = run.start(E, max_len, causal_mask(max_len) if causal else None, atol, rtol, seed, dtype,
-                                  [p for _, p in params])
-            track = Tracker(name, tolerance, trials, (2, max_len), pooled)
         directions = torch.randn(batch_size, 1 if pooled else S, *run.features, generator=g)  # fixed per real token
         alone_params: list[torch.Tensor] | None = None   # the items' gradients summed ...
         alone_terms: list[torch.Tensor] | None = None    # ... and their |.| summed: the scale of their rounding
@@ -100,7 +97,8 @@ def check_gradient_padding_invariance(
             grads, gx, out = _gradients(run, params, x[i:i + 1, :n], torch.zeros(1, n, dtype=torch.bool),
                                         causal_mask(n) if causal else None, directions[i:i + 1, :1 if pooled else n],
                                         alone_compared)
-            _finite_outputs(track, out, alone_compared, f"{Trial(trial, lengths, 'right', S)}: item {i} run alone", i)
+            track.usable(out, torch.ones_like(out, dtype=torch.bool), alone_compared,
+                         f"{Trial(trial, lengths, 'right', S)}: item {i} run alone", i)
             alone_params = grads if alone_params is None else [a + b for a, b in zip(alone_params, grads, strict=True)]
             alone_terms = [g.abs() for g in grads] if alone_terms is None else [
                 a + b.abs() for a, b in zip(alone_terms, grads, strict=True)]
@@ -145,7 +143,6 @@ def check_gradient_padding_invariance(
                             f"{f.diff:.2g} (at its real token {f.position})")  # type: ignore[attr-defined]
                 track.add(a[None], b[None], real, differs,
                           (f"{where}: the gradient of x, in the padded batch", f"{where}: the items run alone"), i)
-    assert track is not None
     return track.report(raise_on_fail, run.fn, grad=True)
 
 
@@ -155,26 +152,13 @@ def _finite_gradients(track: Tracker, run: Runner, params: list[tuple[str, torch
     """A padded batch's gradients: the parameters', and x's at each item's real tokens; None (and the failure
     noted) if any is NaN or inf."""
     grads, gx, out = _gradients(run, params, x, kpm, am, directions, compared)
-    if not _finite_outputs(track, out, compared, name):
+    if not track.usable(out, torch.ones_like(out, dtype=torch.bool), compared, name):   # the loss reads them
         return None
     real_x = [gx[i][~kpm[i]] for i in range(x.shape[0])]
     if not track.finite([(label, t) for (label, _), t in zip(params, grads, strict=True)]
                         + [(f"x at item {i}'s real tokens", t) for i, t in enumerate(real_x)], name):
         return None
     return grads, real_x
-
-
-def _finite_outputs(track: Tracker, out: torch.Tensor, compared: torch.Tensor, name: str, item: int = 0) -> bool:
-    """False (and the failure noted) if an output the loss reads is NaN or inf (core.unusable): the loss is then
-    NaN, whatever the gradients say. item: the batch item of out's first row."""
-    bad = unusable(out, torch.ones_like(out, dtype=torch.bool)) & compared
-    if bad.any():
-        i, p = (int(v) for v in bad.nonzero()[0])
-        kind = "NaN" if out[i, p].isnan().any() else "inf"
-        at = "pooled output" if track.pooled else f"real position {p}"
-        track.fail(f"{name}, attn returned {kind} at item {item + i}'s {at}", nonfinite=True)
-        return False
-    return True
 
 
 def _gradients(run: Runner, params: list[tuple[str, torch.Tensor]], x: torch.Tensor, kpm: torch.Tensor,

@@ -63,7 +63,8 @@ def check_padding_invariance(
     E = embed_dim_of(attn, embed_dim)
     g = torch.Generator().manual_seed(seed)
     name = "padding invariance" + (" (causal)" if causal else "") + (" (pooled)" if pooled else "")
-    track: Tracker | None = None
+    tolerance = run.start(E, max_len, causal_mask(max_len) if causal else None, atol, rtol, seed, dtype)
+    track = Tracker(name, tolerance, trials, (2, max_len), pooled)
     for trial in range(trials):
         S, lengths = trial_lengths(g, trial, trials, batch_size, max_len)
         x = torch.randn(batch_size, S, E, generator=g)
@@ -73,10 +74,6 @@ def check_padding_invariance(
             run.where = f"trial {trial} ({side} padding)"
             kpm = key_padding_mask(lengths, S, side=side)
             (xs,) = on_side(side, lengths, x)
-            if track is None:
-                tolerance = run.start(E, max_len, causal_mask(max_len) if causal else None, atol, rtol, seed, dtype)
-                track = Tracker(name, tolerance, trials, (2, max_len), pooled)
-                run.where = f"trial {trial} ({side} padding)"
             if nonfinite_junk and trial == trials - 1:
                 new_values, what = torch.tensor(NONFINITE)[torch.arange(E) % len(NONFINITE)].expand(x.shape), "NaN/inf"
             else:
@@ -112,7 +109,6 @@ def check_padding_invariance(
                     return f"{where}: item {i} run alone (unpadded) differs {at} by {f.diff:.2g}"
                 track.add(placed, out[i:i + 1], real[i:i + 1], differs,
                           (f"{where}: item {i} run alone (unpadded)", f"{where}: in the padded batch"), i)
-    assert track is not None
     return track.report(raise_on_fail, run.fn)
 
 
@@ -141,7 +137,8 @@ def check_no_future_leak(
     run = Runner(attn, pooled=False)
     E = embed_dim_of(attn, embed_dim)
     g = torch.Generator().manual_seed(seed)
-    track: Tracker | None = None
+    track = Tracker("no future leak", run.start(E, max_len, causal_mask(max_len), atol, rtol, seed, dtype), trials,
+                    (2, max_len))
     for trial in range(trials):
         S, lengths = trial_lengths(g, trial, trials, batch_size, max_len, first_padded=False)  # item 0: its
         am = causal_mask(S)                                                                   # future is real
@@ -151,10 +148,6 @@ def check_no_future_leak(
             run.where = f"trial {trial} ({side} padding)"
             kpm = key_padding_mask(lengths, S, side=side)
             (xs,) = on_side(side, lengths, x)
-            if track is None:
-                tolerance = run.start(E, max_len, causal_mask(max_len), atol, rtol, seed, dtype)
-                track = Tracker("no future leak", tolerance, trials, (2, max_len))
-                run.where = f"trial {trial} ({side} padding)"
             edited = xs.clone()
             edited[:, t + 1:] = junk(g, (batch_size, S - t - 1, E), track.tolerance.dtype)
             compared = ~kpm & (torch.arange(S) <= t)
@@ -166,5 +159,4 @@ def check_no_future_leak(
             track.add(run(edited, kpm, am), run(xs, kpm, am), compared, leaked,
                       (f"{where}: with new values after position {t}", f"{where}: in the unedited batch"),
                       same_shapes=True)
-    assert track is not None
     return track.report(raise_on_fail, run.fn)
