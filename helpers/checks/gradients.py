@@ -68,8 +68,8 @@ def check_gradient_padding_invariance(
     (help(helpers.checks), "Tolerance"), printed in the report. In low precision the new values at the pads are
     the sharp test (the same shapes, the same order of sums); the items run alone are not: a ReLU or a max whose
     input is within rounding of a tie can switch between the two runs and move one gradient element by its whole
-    size (measured in bfloat16: one seed in ten of a pre-norm nn.TransformerEncoderLayer,
-    benchmarks/bench_check_tolerances.py). Such a failure, with the pads' comparison passing, says so. dtype: the
+    size (seen in bfloat16 with a pre-norm nn.TransformerEncoderLayer; benchmarks/bench_check_tolerances.py
+    measures the margins of correct modules). Such a failure, with the pads' comparison passing, says so. dtype: the
     dtype the module computes in, if its adapter hides it; by default read from the parameters and the output.
     A report names the first failure: a NaN or inf gradient (which parameter, which run), or the worst difference.
     """
