@@ -23,7 +23,7 @@ Or name one: make lab PYTHON=/path/to/python3.11  (3.12 and 3.13 install the sam
 endef
 export NO_PYTHON
 
-.PHONY: lab test lint unit portable execute slides explorers site clean
+.PHONY: lab test lint unit check portable execute slides explorers site clean
 
 # TORCH_INDEX given now but not at the last install (the stamp records it): set up again, torch from that index.
 ifneq ($(TORCH_INDEX),)
@@ -59,6 +59,13 @@ test: $(STAMP)
 # Unit tests only: no browser, no notebooks, nothing `slow` (the packaging venv, every chapter's deck).
 unit: $(STAMP)
 	$(BIN)/python tools/dev.py unit --no-setup $(if $(JOBS),--jobs $(JOBS))
+
+# One chapter's loop, for someone changing it: make check CH=13 runs both editions of notebooks/13_*.ipynb through
+# nbval, tests/chapters/test_ch13_*.py, and every test that takes chapter 13 as a parameter (its JupyterLab browser
+# row, its deck export, its static explorer's sub-grid, its layout tests; conftest.py's --chapter).
+CH ?=
+check: $(STAMP)
+	$(BIN)/python tools/dev.py check --no-setup --chapter "$(CH)" $(if $(JOBS),--jobs $(JOBS))
 
 # Every chapter through nbval under each of PyTorch's x86 CPU kernels (default, AVX2, AVX-512) and MKL's AVX2 code:
 # stored outputs must not depend on which one a machine picks (tools/portable.py).

@@ -2,6 +2,8 @@
 
 Run: .venv/bin/python benchmarks/bench_suite.py [--repeats 3] [--jobs 2] [--extra-chapters 3]
      .venv/bin/python benchmarks/bench_suite.py --fresh-clone
+     .venv/bin/python benchmarks/bench_suite.py --unit [--repeats 3]
+     .venv/bin/python benchmarks/bench_suite.py --check 13 [--repeats 3]
 
 Default: in this checkout, with .venv and build/ as they are, run `make test`'s two commands (ruff, then the
 pytest call of tools/dev.py's test_command, plus --durations=15 and a JUnit report) `repeats` times. Printed:
@@ -13,6 +15,8 @@ overlap.
 (with .venv and build/ linked), the last N chapters are copied as new ones, NN+N_<stem>, in both editions, with
 their chapter module and test module (the copies still import the originals' code), and their badge cells are
 made for their own paths; then the suite runs there. A stand-in for chapters 11-13, which are not written yet.
+--unit: `make unit` instead (its pytest call), wall time and the slowest tests.
+--check NN: `make check CH=NN` instead (one chapter's loop), wall time and the slowest tests.
 --fresh-clone: what CI does. Clone this checkout's HEAD into a temporary folder and run `.ci/run` there, which
 builds the venv from scratch and runs `make test`; print its wall time.
 """
@@ -36,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # a script in benchmarks/: the repository's conftest.py and tools/
 from conftest import unit_of  # noqa: E402  (what a worker gets whole)
 from tools import series  # noqa: E402
-from tools.dev import LINTED, test_command  # noqa: E402
+from tools.dev import LINTED, check_command, test_command, unit_command  # noqa: E402
 
 
 def unit_seconds(junit: Path) -> dict[str, float]:
@@ -52,17 +56,21 @@ def unit_seconds(junit: Path) -> dict[str, float]:
     return dict(seconds)
 
 
-def one_run(jobs: int, junit: Path) -> tuple[float, float, str]:
-    """Wall seconds of ruff + pytest, pytest's own seconds, and pytest's output."""
+def one_run(jobs: int, junit: Path, command: str = "test", chapter: str = "") -> tuple[float, float, str]:
+    """Wall seconds of ruff + pytest (`make unit` and `make check`: pytest alone), pytest's own seconds, and
+    pytest's output."""
     python = Path(sys.executable)
     start = time.perf_counter()
-    subprocess.run([python, "-m", "ruff", "check", *LINTED], cwd=ROOT, check=True, capture_output=True)
-    done = subprocess.run([*map(str, test_command(python, jobs)), "--durations=15", f"--junitxml={junit}"],
+    if command == "test":
+        subprocess.run([python, "-m", "ruff", "check", *LINTED], cwd=ROOT, check=True, capture_output=True)
+    pytest = {"test": lambda: test_command(python, jobs), "unit": lambda: unit_command(python, jobs),
+              "check": lambda: check_command(python, chapter, jobs)}[command]()
+    done = subprocess.run([*map(str, pytest), "--durations=15", f"--junitxml={junit}"],
                           cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - start
     found = re.search(r"passed[^\n]* in ([0-9.]+)s", done.stdout)
     if done.returncode != 0 or found is None:
-        raise RuntimeError(f"make test failed:\n{done.stdout[-4000:]}")
+        raise RuntimeError(f"make {command} failed:\n{done.stdout[-4000:]}")
     return wall, float(found[1]), done.stdout
 
 
@@ -103,6 +111,8 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--fresh-clone", action="store_true")
     parser.add_argument("--extra-chapters", type=int, default=0)
+    parser.add_argument("--unit", action="store_true")
+    parser.add_argument("--check", metavar="NN", default="")
     args = parser.parse_args()
     if args.fresh_clone:
         return fresh_clone()
@@ -117,12 +127,14 @@ def main() -> int:
                        "--repeats", str(args.repeats), "--jobs", str(args.jobs)]
             print(f"with {args.extra_chapters} more chapters ({copy.name}):", flush=True)
             return subprocess.run(command, cwd=copy, env=dict(os.environ, PYTHONPATH=str(copy))).returncode
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.jobs} workers")
+    command = "unit" if args.unit else "check" if args.check else "test"
+    print(f"make {command}{f' CH={args.check}' if args.check else ''}: load average {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} CPUs; {args.jobs} workers")
     walls, pytest_seconds = [], []
     with tempfile.TemporaryDirectory() as tmp:
         junit = Path(tmp) / "suite.xml"
         for _ in range(args.repeats):
-            wall, seconds, output = one_run(args.jobs, junit)
+            wall, seconds, output = one_run(args.jobs, junit, command, args.check)
             walls.append(wall)
             pytest_seconds.append(seconds)
             print(f"run: {wall:.1f} s wall (pytest {seconds:.1f} s)", flush=True)

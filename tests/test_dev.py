@@ -194,3 +194,40 @@ def test_the_tests_run_on_one_worker_per_core(monkeypatch):
     monkeypatch.setattr(dev.os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
     assert dev.default_jobs() == 8
     assert dev.xdist(dev.default_jobs())[:2] == ["-n", "8"]
+
+
+def test_check_runs_one_chapter_in_both_editions(monkeypatch):
+    """make check CH=NN: both editions' notebook of chapter NN, the tests, and conftest.py's --chapter NN."""
+    command = [str(part) for part in dev.check_command(Path(sys.executable), "04", 2)]
+    assert command[command.index("--chapter") + 1] == "04"
+    assert [part for part in command if part.endswith(".ipynb")] == [
+        "notebooks/04_key_padding_mask.ipynb", "notebooks/ja/04_key_padding_mask.ipynb"]
+    with pytest.raises(SystemExit, match="CH must be a chapter's two-digit number"):
+        dev.check_command(Path(sys.executable), "4", 2)
+    with pytest.raises(SystemExit):
+        dev.main(["check", "--current-env"])     # no chapter named
+
+
+def test_a_chapters_tests_are_its_files_and_the_tests_that_take_it_as_a_parameter():
+    """conftest.py's --chapter: which collected tests are a chapter's."""
+    import importlib.util   # the repository's conftest.py by its path ("conftest" may be tests/browser's)
+
+    spec = importlib.util.spec_from_file_location("root_conftest", series.ROOT / "conftest.py")
+    root_conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(root_conftest)
+    about_chapter = root_conftest.about_chapter
+
+    class Item:
+        def __init__(self, nodeid: str, **params):
+            self.nodeid = nodeid
+            if params:
+                self.callspec = type("Spec", (), {"params": params})()
+
+    chapter = series.chapters()[4]
+    assert about_chapter(Item("notebooks/ja/04_key_padding_mask.ipynb::Cell 3"), "04")
+    assert about_chapter(Item("tests/chapters/test_ch04_key_padding_mask.py::test_x"), "04")
+    assert not about_chapter(Item("tests/chapters/test_ch05_attn_mask_and_causality.py::test_x"), "04")
+    assert about_chapter(Item("tests/test_slides.py::test_deck[04_key_padding_mask]", path=chapter), "04")
+    assert about_chapter(Item("tests/test_static_explorer.py::test_grid[04]", chapter="04"), "04")
+    assert not about_chapter(Item("tests/test_static_explorer.py::test_grid[05]", chapter="05"), "04")
+    assert not about_chapter(Item("tests/test_masks.py::test_x"), "04")

@@ -7,6 +7,8 @@
   test     setup if needed, then ruff and one pytest call over tests/ and every notebook through nbval, on
            --jobs workers (by default one per CPU core this process may use, at most 8; see conftest.py)
   unit     setup if needed, then the tests without a browser, notebooks or venv building
+  check    setup if needed, then one chapter's tests (--chapter NN): both editions' notebooks through nbval, its
+           unit tests, its browser row, its deck and its static explorer's sub-grid
   portable setup if needed, then every chapter through nbval under each of PyTorch's x86 CPU kernels
   execute  re-run chapters in place from a fresh kernel (all, or the ones named after the command)
   slides   a reveal.js deck per chapter in build/slides/ (opens from disk, no network needed)
@@ -224,12 +226,25 @@ def unit_command(python: Path, jobs: int | None = None) -> list[str | Path]:
     return [python, "-m", "pytest", "tests", "-q", "-m", "not browser and not slow", *xdist(jobs or default_jobs())]
 
 
+def check_command(python: Path, chapter: str, jobs: int | None = None) -> list[str | Path]:
+    """`make check CH=NN`'s pytest call: one chapter's loop. Both editions' notebooks through nbval, its test module,
+    and every test that takes the chapter as a parameter (its browser row, its deck, its static explorer's
+    sub-grid, its layout tests): conftest.py's --chapter picks them."""
+    found = [path for path in series.every_chapter() if series.number(path) == chapter]
+    if not found:
+        numbers = [series.number(path) for path in series.chapters()]
+        raise SystemExit(f"CH must be a chapter's two-digit number ({numbers[0]}..{numbers[-1]}), got {chapter!r}")
+    notebooks = [path.relative_to(ROOT).as_posix() for path in found]
+    return [python, "-m", "pytest", "tests", *notebooks, *NBVAL, "-q", "--chapter", chapter,
+            *xdist(jobs or default_jobs())]
+
+
 def main(argv: list[str] | None = None) -> int:
     summary, _, details = __doc__.partition("\n")  # the summary once, as the description; the rest after the options
     parser = argparse.ArgumentParser(description=summary, formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=details.strip("\n"))
-    parser.add_argument("command", choices=["setup", "lab", "lint", "test", "unit", "portable", "execute", "slides",
-                                            "site"])
+    parser.add_argument("command", choices=["setup", "lab", "lint", "test", "unit", "check", "portable", "execute",
+                                            "slides", "site"])
     parser.add_argument("notebooks", nargs="*", help="for execute: the chapters to re-run (default: all)")
     parser.add_argument("--torch-index", choices=["", "cpu"], default=os.environ.get("TORCH_INDEX", ""))
     parser.add_argument("--no-setup", action="store_true", help="use .venv as it is (make has set it up)")
@@ -238,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
                              "installs nothing")
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or default_jobs()),
                         help="test, unit, portable: how many pytest workers (default: one per CPU core, at most 8)")
+    parser.add_argument("--chapter", metavar="NN", default=os.environ.get("CH"),
+                        help="check: the chapter whose tests to run (two digits)")
     parser.add_argument("--edition", choices=series.EDITIONS, default=os.environ.get("EDITION") or "en",
                         help="lab: the English chapters (default) or the Japanese edition, notebooks/ja/")
     args = parser.parse_args(argv)
@@ -254,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
             run(*test_command(python, args.jobs))
         elif args.command == "unit":
             run(*unit_command(python, args.jobs))
+        elif args.command == "check":
+            if args.chapter is None:
+                parser.error("check needs --chapter NN (make check CH=NN)")
+            run(*check_command(python, args.chapter, args.jobs))
         elif args.command == "portable":
             run(python, "-m", "tools.portable", "--jobs", str(args.jobs))
         elif args.command == "execute":
