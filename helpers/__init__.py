@@ -1,6 +1,7 @@
 """The small package behind the notebooks.
 
-The attention API is here: masks, attention_steps, the checks, and the plots. `toy` (the running example) and
+The attention API is here: masks, attention_steps, the checks, diagnose (every check on a model you did not
+write: `from helpers import diagnose; help(diagnose)`), and the plots. `toy` (the running example) and
 `explorer` (the explorers' machinery) are modules of their own; each chapter's code is in helpers.chapters:
 `from helpers.chapters import ch04_key_padding_mask as ch04`.
 The core (masks, attention, checks) needs only torch: show_weights and print_table load matplotlib on first use.
@@ -17,6 +18,9 @@ from helpers.checks import (
     check_no_future_leak,
     check_padding_invariance,
 )
+
+# helpers.diagnose is the function diagnose(model); its module is `from helpers.diagnose import ...` and python -m
+from helpers.diagnose import Diagnosis, Finding, diagnose
 from helpers.masks import (
     causal_mask,
     fill_value,
@@ -33,12 +37,15 @@ if TYPE_CHECKING:
 __all__ = [
     "AttentionSteps",
     "CheckReport",
+    "Diagnosis",
+    "Finding",
     "attention_steps",
     "causal_mask",
     "check_gradient_padding_invariance",
     "check_no_future_leak",
     "check_padding_invariance",
     "check_versions",
+    "diagnose",
     "fill_value",
     "from_hf_attention_mask",
     "key_padding_mask",

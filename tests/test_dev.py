@@ -210,7 +210,7 @@ def test_check_runs_one_chapter_in_both_editions(monkeypatch):
 
 def test_a_chapters_tests_are_its_files_and_the_tests_that_take_it_as_a_parameter():
     """conftest.py's --chapter: which collected tests are a chapter's."""
-    import importlib.util   # the repository's conftest.py by its path ("conftest" may be tests/browser's)
+    import importlib.util  # the repository's conftest.py by its path ("conftest" may be tests/browser's)
 
     spec = importlib.util.spec_from_file_location("root_conftest", series.ROOT / "conftest.py")
     root_conftest = importlib.util.module_from_spec(spec)

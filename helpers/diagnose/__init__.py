@@ -52,7 +52,7 @@ import torch
 from torch import nn
 
 from helpers import arguments
-from helpers.checks.core import as_attn, embed_dim_of
+from helpers.checks.core import _parameters, as_attn, embed_dim_of
 from helpers.checks.inference import PATTERNS
 from helpers.diagnose.report import CODES, WARNINGS, Diagnosis, Finding, Ran
 from helpers.diagnose.run import Subject, causal_by_module, plain_cache, run_subject
@@ -87,7 +87,14 @@ def _plain(model: object, expect: object, window: int | None, embed_dim: int | N
     E = embed_dim_of(model, embed_dim)
     cache = plain_cache(model, E, dtype) if callable(getattr(model, "forward_with_cache", None)) else None
     parameters = [p for p in model.parameters() if p.requires_grad] if isinstance(model, nn.Module) else None
-    return Subject("model", as_attn(model), E, expect, source, window, cache=cache, parameters=parameters)
+    attn = as_attn(model)
+    optional = _parameters(attn).get("position_ids")   # position ids it can do without: check left padding so too
+    without = None
+    if optional is not None and optional.default is not optional.empty:
+        def without(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> object:
+            return attn(x, kpm, am)
+    return Subject("model", attn, E, expect, source, window, cache=cache, parameters=parameters,
+                   without_position_ids=without)
 
 
 def _validate(model: object, expect: object, window: object, length: object, attn_mask: object,

@@ -164,7 +164,8 @@ def _nonfinite(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, s
     for side in sides(padding_side):
         x = torch.randn(len(lengths), L, E, generator=g)
         kpm = key_padding_mask(lengths, L, side=side)
-        run.where = say(f"a batch {side}-padded to {L}", f"{L} まで{'右' if side == 'right' else '左'}パディングしたバッチ")
+        run.where = say(f"a batch {side}-padded to {L}",
+                        f"{L} まで{'右' if side == 'right' else '左'}パディングしたバッチ")
         out = run(x, kpm, None)
         bad = ~out.flatten(2).isfinite().all(-1)            # (N, L) or (N, 1) pooled
         real = torch.ones_like(bad) if s.pooled else ~kpm
@@ -172,15 +173,15 @@ def _nonfinite(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, s
             diagnosis.findings.append(finding("nan-forward", s.where, say(
                 f"Outputs at real positions (item, position) {_positions(bad & real)} were NaN or inf in {run.where} "
                 f"(lengths {lengths}).",
-                f"{run.where}（長さ {lengths}）で、本物の位置（項目, 位置）{_positions(bad & real)} の出力が NaN か inf "
-                "になった。")))
+                f"{run.where}（長さ {lengths}）で、本物の位置（項目, 位置）{_positions(bad & real)} の出力が "
+                "NaN か inf になった。")))
             return "failed"
         if (bad & ~real).any():
             diagnosis.notes.append(say(
                 f"{s.where}: NaN or inf at pad positions only ({_positions(bad & ~real)}, {run.where}); what a "
                 "module writes at pads is not specified, but a next layer that reads them turns it into nan-forward",
-                f"{s.where}：パッドの位置だけに NaN か inf（{_positions(bad & ~real)}、{run.where}）。パッドの位置の出力は"
-                "決まっていないが、それを読む次の層があれば nan-forward になる"))
+                f"{s.where}：パッドの位置だけに NaN か inf（{_positions(bad & ~real)}、{run.where}）。"
+                "パッドの位置の出力は決まっていないが、それを読む次の層があれば nan-forward になる"))
             outcome = "passed (NaN at pads only)"
     return outcome
 
@@ -224,8 +225,8 @@ def _padding(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, see
     """check_padding_invariance on batches of 3 and on a padded item alone; then, if the model takes position ids,
     the left-padded check without them (the position-ids warning)."""
     outcome = "passed"
-    for batch_size, label in ((3, say("padded batches", "パディングしたバッチ")),
-                              (1, say("a padded item alone (batch size 1)", "単独の項目のパディング（バッチサイズ 1）"))):
+    alone = say("a padded item alone (batch size 1)", "単独の項目のパディング（バッチサイズ 1）")
+    for batch_size, label in ((3, say("padded batches", "パディングしたバッチ")), (1, alone)):
         report = check_padding_invariance(attn, embed_dim=E, padding_side=padding_side, max_len=L, seed=seed,
                                           dtype=dtype, pooled=s.pooled, batch_size=batch_size,
                                           trials=20 if batch_size > 1 else 8)
@@ -281,8 +282,9 @@ def _pattern(attn: object, s: Subject, diagnosis: Diagnosis, E: int, length: int
     L = report.expected.shape[0]
     for (code, leak), pairs in groups.items():
         shown = ", ".join(map(str, pairs[:6])) + (f", ... ({len(pairs) - 6} more)" if len(pairs) > 6 else "")
-        kind = say("depends on that input, which it must not", "その入力に依存している（してはならない）") if leak else \
-            say("does not depend on that input, which it should", "その入力に依存していない（するはずである）")
+        kind = (say("depends on that input, which it must not", "その入力に依存している（してはならない）")
+                if leak else
+                say("does not depend on that input, which it should", "その入力に依存していない（するはずである）"))
         diagnosis.findings.append(finding(code, s.where, say(
             f"Against {report.check}, the output at (query, key) {shown} {kind} ({len(pairs)} of {L * L} pairs, "
             f"inferred on one unpadded sequence at a time).",
@@ -306,7 +308,8 @@ def describe(blocked: torch.Tensor) -> str:
     for w in range(1, L):
         if torch.equal(blocked & off, expected_mask("sliding_window", L, window=w) & off):
             return f"sliding_window (window {w})"
-    return say("none of causal, bidirectional or a sliding window", "因果、双方向、スライディングウィンドウのどれでもない")
+    return say("none of causal, bidirectional or a sliding window",
+               "因果、双方向、スライディングウィンドウのどれでもない")
 
 
 def _inferred_only(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, seed: int,
@@ -315,9 +318,9 @@ def _inferred_only(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: in
     inferred = infer_mask(attn if s.pattern is None else s.pattern, L, embed_dim=E, seed=seed, dtype=dtype)
     diagnosis.notes.append(say(
         f"{s.where}: no expectation, so the mask was inferred, not judged: it looks {describe(inferred)} at "
-        "length {L}; pass expect= (or set is_causal on the module) to check it",
-        f"{s.where}：期待が不明なので、マスクは推定しただけで判定していない。長さ {L} では{describe(inferred)}に見える。"
-        "判定するには expect= を渡す（またはモジュールに is_causal を持たせる）").replace("{L}", str(L)))
+        f"length {L}; pass expect= (or set is_causal on the module) to check it",
+        f"{s.where}：期待が不明なので、マスクは推定しただけで判定していない。長さ {L} では"
+        f"{describe(inferred)}に見える。判定するには expect= を渡す（またはモジュールに is_causal を持たせる）"))
     return "skipped: no expectation (inferred only)"
 
 
