@@ -6,13 +6,14 @@ machine and fails on another. Two libraries pick the order by CPU:
   variable ATEN_CPU_CAPABILITY makes PyTorch use a lower level;
 - MKL, the math library PyTorch's x86 wheels use for matrix products: its AVX2 or AVX-512 code; MKL_CBWR=AVX2
   makes it run the AVX2 code on an AVX-512 CPU.
-This runs every English chapter through nbval once per setting (the Japanese edition has the same code and
-outputs, tests/test_japanese_edition.py). A setting this CPU cannot run is reported as NOT TESTED, never passed
+This runs every chapter of both editions through nbval once per setting (the Japanese edition has the English
+code, tests/test_japanese_edition.py, but outputs of its own: its hints and summaries are in Japanese, and a
+number printed inside one is as exposed to the CPU as in English). A setting this CPU cannot run is reported as NOT TESTED, never passed
 over silently. MKL's generic code (MKL_CBWR=COMPATIBLE, what a CPU older than AVX2 gets) is not a setting:
 chapter 8 states that its bit-identical padding needs MKL's AVX2 or AVX-512 code.
 
 Usage: python -m tools.portable [notebooks ...] [--settings default avx2 avx512 mkl-avx2] [--jobs N]
-(default: every English chapter, on make test's workers: one per CPU core, at most 8)
+(default: every chapter of both editions, on make test's workers: one per CPU core, at most 8)
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=default_jobs(),
                         help="pytest workers (default: one per CPU core, at most 8)")
     args = parser.parse_args()
-    notebooks = args.notebooks or [str(p.relative_to(ROOT)) for p in series.chapters("en")]
+    notebooks = args.notebooks or [str(p.relative_to(ROOT)) for p in series.every_chapter()]
     best = level_in_use({})
     results = []
     for name in args.settings:

@@ -4,7 +4,7 @@ Run: .venv/bin/python -m tools.sweep [--jobs 2] [--only gpt2 llama ...] [--timeo
 Writes docs/diagnose-sweep.md (the table, for people) and docs/diagnose-sweep.json (for --list-model-types and
 tests), one row per architecture and attention implementation: built or not (and why not), passed, the finding
 codes, seconds. Each architecture runs in a worker process (a pool of --jobs), so that one that hangs is stopped
-after --timeout seconds and one that crashes the interpreter takes no other with it. Progress on stderr.
+after --timeout seconds (60) and one that crashes the interpreter takes no other with it. Progress on stderr.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def one(kind: str) -> list[dict]:
     return rows
 
 
-def sweep(kinds: list[str], jobs: int, timeout: float) -> list[dict]:
+def sweep(kinds: list[str], jobs: int, timeout: float, log: Path | None = None) -> list[dict]:
+    """Every architecture's rows; each architecture's also appended to `log` (JSON lines) as it finishes."""
     rows: list[dict] = []
     pending = list(kinds)
     started = time.perf_counter()
@@ -76,6 +77,9 @@ def sweep(kinds: list[str], jobs: int, timeout: float) -> list[dict]:
                     rows += [{"model_type": kind, "attn_implementation": i, "built": False,
                               "error": f"worker failed: {type(error).__name__}: {error}"} for i in IMPLEMENTATIONS]
                 pending.remove(kind)
+                if log is not None:
+                    with log.open("a", encoding="utf-8") as out:
+                        out.write("".join(json.dumps(r) + "\n" for r in rows if r["model_type"] == kind))
                 done = len(kinds) - len(pending)
                 print(f"\r[{time.perf_counter() - started:6.0f} s] {done}/{len(kinds)} {kind:<30}", end="",
                       file=sys.stderr, flush=True)
@@ -120,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=max(1, min(os.cpu_count() or 1, 8)))
     parser.add_argument("--only", nargs="*", help="these architectures (default: all of --list-model-types)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per architecture (both runs)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per architecture (both runs)")
     parser.add_argument("--out", type=Path, default=OUT, help="the table's path without suffix (.md and .json)")
     args = parser.parse_args(argv)
     import torch
@@ -130,7 +134,11 @@ def main(argv: list[str] | None = None) -> int:
 
     kinds = args.only or hf.model_types()
     start = time.perf_counter()
-    rows = sweep(kinds, args.jobs, args.timeout)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    log = args.out.with_suffix(".log.jsonl")
+    log.unlink(missing_ok=True)
+    rows = sweep(kinds, args.jobs, args.timeout, log)
+    log.unlink()
     meta = {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0], "jobs": args.jobs,
             "seconds": time.perf_counter() - start}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -198,24 +198,19 @@ def _batch_dependence(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L:
     out = run(x, kpm, None)
     edited = x.clone()
     edited[1:] = torch.randn(2, L, E, generator=g) * 10
-    again = run(edited, kpm, None)
-    d, failing, _ = tolerance.within(again[:1], out[:1], 2, same_shapes=True)
-    if failing.any():
-        diagnosis.findings.append(finding("batch-dependence", s.where, say(
-            f"New values in items 1 and 2 of an unpadded batch of 3 (length {L}) changed item 0's output by up to "
-            f"{float(d.max()):.2g} ({tolerance}).",
-            f"パディングのない 3 項目のバッチ（長さ {L}）で項目 1 と 2 に新しい値を入れると、項目 0 の出力が最大 "
-            f"{float(d.max()):.2g} 変わった（{tolerance}）。")))
-        return "failed"
-    for i in range(3):
-        alone = run(x[i:i + 1], kpm[i:i + 1], None)
-        d, failing, _ = tolerance.within(alone, out[i:i + 1], 2)
+    batch = say(f"an unpadded batch of 3 (length {L})", f"パディングのない 3 項目のバッチ（長さ {L}）")
+    comparisons = [(run(edited, kpm, None)[:1], out[:1], True,
+                    say(f"New values in items 1 and 2 of {batch} changed item 0's output",
+                        f"{batch}で項目 1 と 2 に新しい値を入れると、項目 0 の出力が変わった"))]
+    comparisons += [(run(x[i:i + 1], kpm[i:i + 1], None), out[i:i + 1], False,
+                     say(f"Item {i} of {batch} differs from the same item run alone",
+                         f"{batch}の項目 {i} が、同じ項目を単独で実行した結果と違う")) for i in range(3)]
+    for a, b, same_shapes, what in comparisons:
+        d, failing, _ = tolerance.within(a, b, 2, same_shapes=same_shapes)
         if failing.any():
             diagnosis.findings.append(finding("batch-dependence", s.where, say(
-                f"Item {i} of an unpadded batch of 3 (length {L}) differs from the same item run alone by up to "
-                f"{float(d.max()):.2g} ({tolerance}).",
-                f"パディングのない 3 項目のバッチ（長さ {L}）の項目 {i} が、同じ項目を単独で実行した結果と最大 "
-                f"{float(d.max()):.2g} 違う（{tolerance}）。")))
+                f"{what}, by up to {float(d.max()):.2g} ({tolerance}).",
+                f"{what}（最大の差 {float(d.max()):.2g}、{tolerance}）。")))
             return "failed"
     return "passed"
 
