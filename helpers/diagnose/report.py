@@ -39,9 +39,9 @@ CAUSES: dict[str, Bilingual] = {
         "片側のパディングだけ）、極性が逆（True = 残す と True = パッド）、または弱い有限の値として足されている。"),
     "position-ids": Bilingual(
         "The model reads absolute positions, so left padding shifts every real token: pass position_ids counted "
-        "over the real tokens, (attention_mask.cumsum(-1) - 1).clamp(min=0), as generate does.",
+        "over the real tokens, (attention_mask.cumsum(-1) - 1).clamp(min=0), as generate does for a decoder.",
         "このモデルは絶対位置を読むので、左パディングが本物のトークンの位置をすべてずらす。本物のトークンだけで数えた "
-        "position_ids、(attention_mask.cumsum(-1) - 1).clamp(min=0) を渡す（generate もそうしている）。"),
+        "position_ids、(attention_mask.cumsum(-1) - 1).clamp(min=0) を渡す（デコーダでは generate もそうしている）。"),
     "cache-mismatch": Bilingual(
         "Usually the mask of a multi-token step with a cache is built for the new tokens alone (each new token "
         "must see the cached ones and its earlier new ones), or the positions restart at 0.",

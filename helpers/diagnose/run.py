@@ -24,6 +24,7 @@ from helpers.language import say
 from helpers.masks import key_padding_mask
 
 Cache = Callable[[int], list[tuple[str, str]]]   # seed -> [(where, what was measured)] for each mismatch
+LONGEST_PATTERN = 64   # tokens: a window that needs more to show its end is checked as causal (infer_mask is L^2)
 
 
 class Subject(NamedTuple):
@@ -99,6 +100,16 @@ def run_subject(s: Subject, diagnosis: Diagnosis, *, length: int | None, attn_ma
     attn = owning_mask(s.attn, attn_mask)
     padding_side = s.sides if attn_mask is None or shift_invariant(attn_mask) else "right"
     E = s.embed_dim
+    if s.expect == "sliding_window" and s.window is not None and length is None and \
+            s.layers * (s.window - 1) + 4 > LONGEST_PATTERN:
+        diagnosis.notes.append(say(
+            f"{s.where}: a window of {s.window} over {s.layers} layers needs {s.layers * (s.window - 1) + 4} tokens to "
+            f"show where it ends; checked as causal at length {L} instead (pass length= to test the window itself)",
+            f"{s.where}：{s.layers} 層にわたる幅 {s.window} のウィンドウは、端を確かめるのに "
+            f"{s.layers * (s.window - 1) + 4} トークン要る。代わりに長さ {L} で因果として検査した（ウィンドウそのものを"
+            "確かめるには length= を渡す）"))
+        longer = say(", longer than the test", "、検査長より長い")
+        s = s._replace(expect="causal", window=None, source=s.source + longer)
     diagnosis.expectations.append((s.where, expectation_name(s.expect, s.window) if s.expect is not None else
                                    say("nothing (no expectation)", "なし（期待が不明）"), s.source))
 
