@@ -8,9 +8,9 @@ machine and fails on another. Two libraries pick the order by CPU:
   makes it run the AVX2 code on an AVX-512 CPU.
 This runs every chapter of both editions through nbval once per setting (the Japanese edition has the English
 code, tests/test_japanese_edition.py, but outputs of its own: its hints and summaries are in Japanese, and a
-number printed inside one is as exposed to the CPU as in English). A setting this CPU cannot run is reported as NOT TESTED, never passed
-over silently. MKL's generic code (MKL_CBWR=COMPATIBLE, what a CPU older than AVX2 gets) is not a setting:
-chapter 8 states that its bit-identical padding needs MKL's AVX2 or AVX-512 code.
+number printed inside one is as exposed to the CPU as in English). A setting this CPU cannot run is reported as
+NOT TESTED, never passed over silently. MKL's generic code (MKL_CBWR=COMPATIBLE, what a CPU older than AVX2
+gets) is not a setting: chapter 8 states that its bit-identical padding needs MKL's AVX2 or AVX-512 code.
 
 Usage: python -m tools.portable [notebooks ...] [--settings default avx2 avx512 mkl-avx2] [--jobs N]
 (default: every chapter of both editions, on make test's workers: one per CPU core, at most 8)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from helpers.checks.core import Tolerance, working_dtype
+from helpers.checks.core import AttnCallError, Tolerance, working_dtype
 from helpers.checks.core import position_ids as positions_of
 from helpers.diagnose.run import Subject, compare
 from helpers.language import say
@@ -62,6 +62,10 @@ def declared(model: nn.Module) -> tuple[str | None, str, int | None, int]:
         expect, source = ("causal" if config.is_causal else "bidirectional"), f"config.is_causal={config.is_causal}"
     elif getattr(config, "is_decoder", None) is True:
         expect, source = "causal", "config.is_decoder=True"
+    elif getattr(config, "is_decoder", None) is False and _self_attention_flags(model) == {False}:
+        expect, source = "bidirectional", say(
+            "config.is_decoder=False, and every self-attention module has is_causal=False",
+            "config.is_decoder=False で、どの自己アテンションのモジュールも is_causal=False")
     elif kind in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
         expect, source = "bidirectional", say(
             f"transformers lists {kind} as a masked LM and config.is_decoder is not set",
@@ -79,6 +83,13 @@ def declared(model: nn.Module) -> tuple[str | None, str, int | None, int]:
                       f"。config.sliding_window={window} は {len(types)} 層のうち "
                       f"{sum('sliding' in str(t) for t in types)} 層だけなので、層を重ねると過去全体が見える")
     return expect, source, None, layers
+
+
+def _self_attention_flags(model: nn.Module) -> set[bool]:
+    """The is_causal flags of the model's self-attention modules (cross-attention left out): where a BERT-like
+    model's code reads config.is_decoder (gpt_neox keeps is_decoder=False and is causal all the same)."""
+    return {m.is_causal for name, m in model.named_modules()
+            if isinstance(getattr(m, "is_causal", None), bool) and "cross" not in name.lower()}
 
 
 def _base(model: nn.Module) -> nn.Module:
@@ -99,7 +110,7 @@ def _adapter(module: nn.Module, with_position_ids: bool, extra: Callable[[int], 
     dtype, no_cache = _dtype(module), _takes(module, "use_cache")
 
     def call(x: torch.Tensor, kpm: torch.Tensor, position_ids: torch.Tensor | None) -> torch.Tensor:
-        kwargs = dict(inputs_embeds=x.to(dtype), attention_mask=(~kpm).long())
+        kwargs = dict(inputs_embeds=x.to(dtype, copy=True), attention_mask=(~kpm).long())
         if position_ids is not None:
             kwargs["position_ids"] = position_ids
         if no_cache:
@@ -152,15 +163,15 @@ def _encoder_decoder(base: nn.Module, E: int, expect: object, window: int | None
     dt = _dtype(base)
 
     def with_memory(N: int) -> dict:
-        return dict(encoder_hidden_states=memory.expand(N, -1, -1).to(dt),
+        return dict(encoder_hidden_states=memory.expand(N, -1, -1).to(dt, copy=True),
                     encoder_attention_mask=torch.ones(N, memory.shape[1], dtype=torch.long))
 
     def cross(rows: int | None) -> Callable:
         def attn(x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: torch.Tensor | None) -> torch.Tensor:
             T = x.shape[1] if rows is None else rows
             tgt = target[:, :T].expand(x.shape[0], -1, -1).to(dt)
-            return base(inputs_embeds=x.to(dt), attention_mask=(~key_padding_mask).long(),
-                        decoder_inputs_embeds=tgt, use_cache=False).last_hidden_state
+            return base(inputs_embeds=x.to(dt, copy=True), attention_mask=(~key_padding_mask).long(),
+                        decoder_inputs_embeds=tgt.clone(), use_cache=False).last_hidden_state
         return attn
     kind = model_type(base)
     source = say(f"{kind} is an encoder-decoder (config.is_encoder_decoder)",
@@ -190,13 +201,18 @@ def _decoder_cache(module: nn.Module, E: int, dtype: torch.dtype | None,
     dt, takes_positions = _dtype(module), _takes(module, "position_ids")
 
     def forward(x: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: object, use_cache: bool) -> object:
-        kwargs = dict(inputs_embeds=x.to(dt), attention_mask=mask, use_cache=use_cache)
+        # a copy: some models scale inputs_embeds in place (CTRL: docs/diagnose-findings.md)
+        kwargs = dict(inputs_embeds=x.to(dt, copy=True), attention_mask=mask, use_cache=use_cache)
         if cache is not None:
             kwargs[key] = cache
         if takes_positions:
             kwargs["position_ids"] = positions
         kwargs.update(extra(x.shape[0]) if extra else {})
-        return module(**kwargs)
+        try:
+            return module(**kwargs)
+        except Exception as error:   # the model's own error, named with the run it came from
+            raise AttnCallError(f"the model raised {type(error).__name__} in a cached forward of "
+                                f"{x.shape[1]} token(s) after {mask.shape[1] - x.shape[1]}: {error}") from error
 
     def runs(seed: int) -> list[tuple[str, str]]:
         g = torch.Generator().manual_seed(seed + 3)
@@ -228,9 +244,22 @@ def _decoder_cache(module: nn.Module, E: int, dtype: torch.dtype | None,
     return runs
 
 
+# Sizes of the parts some architectures add (rotary slices, low-rank attention, experts), set where they exist.
+TINY_PARTS = dict(rotary_dim=4, qk_rope_head_dim=4, qk_nope_head_dim=4, v_head_dim=8, kv_lora_rank=8, q_lora_rank=8,
+                  num_experts=4, num_local_experts=4, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
+                  moe_intermediate_size=16, first_k_dense_replace=1, expert_intermediate_size=16)
+# What is tried, in order, until a model builds and runs 4 tokens: all the small sizes; then without the head
+# shapes (the config derives them); then twice as wide with 2 key-value heads (some need an even number).
+VARIANTS = ({**TINY, **TINY_PARTS},
+            {k: v for k, v in {**TINY, **TINY_PARTS}.items() if k not in ("head_dim", "num_key_value_heads", "d_kv")},
+            {**TINY, **TINY_PARTS, "hidden_size": 32, "n_embd": 32, "d_model": 32, "num_attention_heads": 4,
+             "n_head": 4, "num_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 64})
+
+
 def tiny_model(kind: str, attn_implementation: str = "sdpa", dtype: torch.dtype | None = None) -> nn.Module:
     """A tiny random base model of a transformers architecture (AutoModel), from its config class with small sizes
-    (TINY; a sliding window of TINY_WINDOW where the config has one), seeded, in eval mode. Nothing is downloaded."""
+    (VARIANTS, the first that builds and runs 4 tokens; a sliding window of TINY_WINDOW where the config has one),
+    seeded, in eval mode. Nothing is downloaded. The last variant's error if none works."""
     import transformers
     from transformers import CONFIG_MAPPING, AutoModel
 
@@ -238,16 +267,32 @@ def tiny_model(kind: str, attn_implementation: str = "sdpa", dtype: torch.dtype 
         raise ValueError(f"model type must be one of transformers {transformers.__version__}'s config names (see "
                          f"--list-model-types), got {kind!r}")
     config_class = CONFIG_MAPPING[kind]
-    default = config_class()
-    sizes = {k: v for k, v in TINY.items() if hasattr(default, k)}
-    if isinstance(getattr(default, "sliding_window", None), int):
-        sizes["sliding_window"] = TINY_WINDOW
-    config = config_class(**sizes)
-    torch.manual_seed(0)
     with _quiet():
-        model = AutoModel.from_config(config, attn_implementation=attn_implementation,
-                                      **({"dtype": dtype} if dtype is not None else {}))
-    return model.eval()
+        default = config_class()
+    error: Exception | None = None
+    for variant in VARIANTS:
+        sizes = {k: v for k, v in variant.items() if hasattr(default, k)}
+        if isinstance(getattr(default, "sliding_window", None), int):
+            sizes["sliding_window"] = TINY_WINDOW
+        torch.manual_seed(0)
+        try:
+            with _quiet():
+                model = AutoModel.from_config(config_class(**sizes), attn_implementation=attn_implementation,
+                                              **({"dtype": dtype} if dtype is not None else {})).eval()
+                E = _embed_dim(_base(model), None)
+                with torch.no_grad():
+                    x = torch.randn(1, 4, E, dtype=_dtype(model))
+                    if getattr(model.config, "is_encoder_decoder", False):
+                        model(inputs_embeds=x, decoder_inputs_embeds=x)
+                    else:
+                        model(inputs_embeds=x)
+            return model
+        except Exception as failed:   # noqa: BLE001  (try the next sizes; the last error is raised)
+            if "attention implementation" in str(failed):
+                raise
+            error = failed
+    assert error is not None
+    raise error
 
 
 class _quiet:

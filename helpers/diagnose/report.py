@@ -115,8 +115,13 @@ class Diagnosis:
     expectations: list[tuple[str, str, str]] = field(default_factory=list)   # (where, expected, where it came from)
 
     @property
+    def errors(self) -> list[Ran]:
+        """The checks that could not run (the model raised): a diagnosis with any has not passed."""
+        return [r for r in self.ran if r.outcome.startswith("error")]
+
+    @property
     def passed(self) -> bool:
-        return not any(f.severity == "error" for f in self.findings)
+        return not any(f.severity == "error" for f in self.findings) and not self.errors
 
     @property
     def codes(self) -> list[str]:
@@ -127,6 +132,9 @@ class Diagnosis:
         head = say(f"diagnose {self.model}: ", f"diagnose {self.model}：")
         if self.passed:
             head += say("passed", "合格")
+        elif not self.codes or all(c in WARNINGS for c in self.codes):
+            head += say(f"NOT CHECKED ({len(self.errors)} check(s) could not run)",
+                        f"検査できず（実行できなかった検査 {len(self.errors)} 件）")
         else:
             head += say(f"FAILED ({', '.join(c for c in self.codes if c not in WARNINGS)})",
                         f"不合格（{'、'.join(c for c in self.codes if c not in WARNINGS)}）")
@@ -158,6 +166,7 @@ class Diagnosis:
             return t.int().tolist()
         return {
             "model": self.model, "passed": self.passed, "codes": self.codes,
+            "errors": [r._asdict() for r in self.errors],
             "findings": [{"code": f.code, "where": f.where, "message": f.message, "severity": f.severity}
                          for f in self.findings],
             "notes": list(self.notes),

@@ -129,6 +129,10 @@ def run_subject(s: Subject, diagnosis: Diagnosis, *, length: int | None, attn_ma
     # 1. The same input twice: a random module makes every other check meaningless.
     try:
         tolerance = Runner(attn, pooled=s.pooled).start(E, L, None, None, None, seed, dtype)
+    except AttnCallError as error:   # it cannot even run twice: nothing else can be checked
+        ran("determinism", f"error: {error}")
+        diagnosis.notes.append(say(f"{s.where}: could not run: {error}", f"{s.where}：実行できなかった：{error}"))
+        return
     except ValueError as error:
         if "dropout" not in str(error):
             raise
