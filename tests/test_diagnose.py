@@ -383,3 +383,43 @@ def test_f_is_used():   # the module's own attention agrees with SDPA (the tests
     blocked = causal_mask(5)
     assert torch.allclose(attention(x, blocked, proj), F.scaled_dot_product_attention(q, k, v, attn_mask=~blocked),
                           atol=1e-6)
+
+
+class FailsAlone(Attn):
+    """Raises on a batch of one: the checks that need one cannot run."""
+
+    def forward(self, x, key_padding_mask, attn_mask, position_ids=None):
+        if x.shape[0] == 1:
+            raise RuntimeError("this module needs a batch of at least 2")
+        return super().forward(x, key_padding_mask, attn_mask, position_ids)
+
+
+def test_a_check_the_model_cannot_run_fails_the_diagnosis_and_names_the_error():
+    found = diagnose(FailsAlone())
+    assert not found.passed and found.errors and found.codes == []
+    assert "batch of at least 2" in found.errors[0].outcome
+    assert "NOT CHECKED" in str(found)
+    assert found.to_dict()["errors"]
+
+
+@pytest.mark.slow   # transformers models (seconds each): in make test, not in make unit
+def test_a_model_that_scales_inputs_embeds_in_place_is_not_called_a_cache_bug():
+    """CTRLModel multiplies the caller's inputs_embeds by sqrt(d_model) in place (docs/diagnose-findings.md):
+    diagnose gives every call its own copy, so its cache check compares like with like."""
+    found = diagnose(hf.tiny_model("ctrl"))
+    assert found.passed and found.codes == ["position-ids"], str(found)
+    assert ("ctrl", "cache", "passed") in found.ran
+
+
+@pytest.mark.slow   # transformers models (seconds each): in make test, not in make unit
+def test_a_bert_like_encoder_with_is_decoder_false_is_expected_bidirectional():
+    found = diagnose(hf.tiny_model("bert-generation"))
+    assert found.expectations[0][1] == "bidirectional" and "is_decoder=False" in found.expectations[0][2]
+    assert found.passed, str(found)
+
+
+@pytest.mark.slow   # transformers models (seconds each): in make test, not in make unit
+def test_convbert_s_convolution_reads_the_pads():
+    """A real leak of transformers' ConvBERT (docs/diagnose-findings.md): its span-based convolution mixes the
+    neighbouring positions, pads included, with no mask."""
+    assert "pad-leak" in diagnose(hf.tiny_model("convbert", "eager")).codes
