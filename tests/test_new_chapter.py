@@ -15,6 +15,10 @@ from tools import new_chapter, series
 
 ROOT = series.ROOT
 NEXT = f"{len(series.chapters('en')):02d}"
+# Left out in the copy: the tests of chapters 2 and 6's whole static explorers (the `exported` fixture), which the
+# new chapter cannot change (they run in the suite itself).
+NOT_ABOUT_NEW = ("not test_every_setting_in_the_file_is_what_the_live_explorer_shows"
+                 " and not test_the_file_is_within_budget")
 LAYOUT_TESTS = ["tests/test_series.py", "tests/test_chapters.py", "tests/test_links.py", "tests/test_teaching.py",
                 "tests/test_japanese_edition.py", "tests/test_portable_outputs.py", "tests/test_static_explorer.py"]
 
@@ -44,7 +48,7 @@ def test_a_new_chapter_passes_the_layout_tests(tmp_path: Path):
     assert series.helpers_module(name, repo).is_file() and series.tests_module(name, repo).is_file()
     new_tests = series.tests_module(name, repo).relative_to(repo).as_posix()
     checked = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                              "-m", "not slow and not browser", *LAYOUT_TESTS, new_tests],
+                              "-m", "not slow and not browser", *LAYOUT_TESTS, new_tests, "-k", NOT_ABOUT_NEW],
                              cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     assert checked.returncode == 0, checked.stdout[-6000:] + checked.stderr[-2000:]
 

@@ -4,7 +4,7 @@ Run: .venv/bin/python -m tools.sweep [--jobs 2] [--only gpt2 llama ...] [--timeo
 Writes docs/diagnose-sweep.md (the table, for people) and docs/diagnose-sweep.json (for --list-model-types and
 tests), one row per architecture and attention implementation: built or not (and why not), passed, the finding
 codes, seconds. Each architecture runs in a worker process (a pool of --jobs), so that one that hangs is stopped
-after --timeout seconds (60) and one that crashes the interpreter takes no other with it. Progress on stderr.
+after --timeout seconds (25) and one that crashes the interpreter takes no other with it. Progress on stderr.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=max(1, min(os.cpu_count() or 1, 8)))
     parser.add_argument("--only", nargs="*", help="these architectures (default: all of --list-model-types)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per architecture (both runs)")
+    parser.add_argument("--timeout", type=float, default=25.0, help="seconds per architecture (both runs)")
     parser.add_argument("--out", type=Path, default=OUT, help="the table's path without suffix (.md and .json)")
     args = parser.parse_args(argv)
     import torch

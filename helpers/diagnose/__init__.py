@@ -61,7 +61,7 @@ from helpers.diagnose.run import Subject, causal_by_module, plain_cache, run_sub
 def diagnose(model: object, *, expect: object = None, window: int | None = None, length: int | None = None,
              embed_dim: int | None = None, attn_mask: torch.Tensor | None = None, seed: int = 0,
              dtype: torch.dtype | None = None) -> Diagnosis:
-    """Every check of helpers.checks on `model`, as one Diagnosis of findings (see help(helpers.diagnose))."""
+    """Every check of helpers.checks on `model`, as one Diagnosis of findings (the manual follows)."""
     from helpers.diagnose import hf
 
     _validate(model, expect, window, length, attn_mask, dtype)
@@ -75,6 +75,9 @@ def diagnose(model: object, *, expect: object = None, window: int | None = None,
     for part in parts:
         run_subject(part, diagnosis, length=length, attn_mask=attn_mask, seed=seed, dtype=dtype)
     return diagnosis
+
+
+diagnose.__doc__ = f"{diagnose.__doc__}\n\n{__doc__}"   # help(diagnose): helpers.diagnose is this function
 
 
 def _plain(model: object, expect: object, window: int | None, embed_dim: int | None,

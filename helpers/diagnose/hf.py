@@ -248,8 +248,9 @@ def _decoder_cache(module: nn.Module, E: int, dtype: torch.dtype | None,
 TINY_PARTS = dict(rotary_dim=4, qk_rope_head_dim=4, qk_nope_head_dim=4, v_head_dim=8, kv_lora_rank=8, q_lora_rank=8,
                   num_experts=4, num_local_experts=4, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
                   moe_intermediate_size=16, first_k_dense_replace=1, expert_intermediate_size=16)
-# What is tried, in order, until a model builds and runs 4 tokens: all the small sizes; then without the head
-# shapes (the config derives them); then twice as wide with 2 key-value heads (some need an even number).
+# What is tried, in order, until a model builds and runs 4 tokens (one item left-padded): all the small sizes;
+# then without the head shapes (the config derives them); then twice as wide with 2 key-value heads (some need an
+# even number).
 VARIANTS = ({**TINY, **TINY_PARTS},
             {k: v for k, v in {**TINY, **TINY_PARTS}.items() if k not in ("head_dim", "num_key_value_heads", "d_kv")},
             {**TINY, **TINY_PARTS, "hidden_size": 32, "n_embd": 32, "d_model": 32, "num_attention_heads": 4,
@@ -258,8 +259,8 @@ VARIANTS = ({**TINY, **TINY_PARTS},
 
 def tiny_model(kind: str, attn_implementation: str = "sdpa", dtype: torch.dtype | None = None) -> nn.Module:
     """A tiny random base model of a transformers architecture (AutoModel), from its config class with small sizes
-    (VARIANTS, the first that builds and runs 4 tokens; a sliding window of TINY_WINDOW where the config has one),
-    seeded, in eval mode. Nothing is downloaded. The last variant's error if none works."""
+    (VARIANTS, the first that builds and runs 4 tokens, padded and not; a sliding window of TINY_WINDOW where the
+    config has one), seeded, in eval mode. Nothing is downloaded. The last variant's error if none works."""
     import transformers
     from transformers import CONFIG_MAPPING, AutoModel
 
@@ -280,12 +281,13 @@ def tiny_model(kind: str, attn_implementation: str = "sdpa", dtype: torch.dtype 
                 model = AutoModel.from_config(config_class(**sizes), attn_implementation=attn_implementation,
                                               **({"dtype": dtype} if dtype is not None else {})).eval()
                 E = _embed_dim(_base(model), None)
-                with torch.no_grad():
-                    x = torch.randn(1, 4, E, dtype=_dtype(model))
+                with torch.no_grad():   # 4 tokens, item 1 left-padded: some sizes fail only with a mask
+                    x = torch.randn(2, 4, E, dtype=_dtype(model))
+                    mask = torch.tensor([[1, 1, 1, 1], [0, 1, 1, 1]])
                     if getattr(model.config, "is_encoder_decoder", False):
-                        model(inputs_embeds=x, decoder_inputs_embeds=x)
+                        model(inputs_embeds=x, attention_mask=mask, decoder_inputs_embeds=x)
                     else:
-                        model(inputs_embeds=x)
+                        model(inputs_embeds=x, attention_mask=mask)
             return model
         except Exception as failed:   # noqa: BLE001  (try the next sizes; the last error is raised)
             if "attention implementation" in str(failed):
