@@ -75,6 +75,14 @@ def declared(model: nn.Module) -> tuple[str | None, str, int | None, int]:
                                        f"transformers は {kind} を因果言語モデルとして登録している")
     window = getattr(config, "sliding_window", None)
     if expect == "causal" and isinstance(window, int) and getattr(config, "use_sliding_window", True) is not False:
+        convolutions = sorted({type(m).__name__ for m in model.modules() if "Conv" in type(m).__name__
+                               and type(m).__module__ != "transformers.pytorch_utils"})   # GPT-2's Conv1D: linear
+        if convolutions:   # a convolution along the sequence widens each layer's reach past the window
+            return expect, source + say(
+                f"; config.sliding_window={window}, but its layers also mix tokens by convolution "
+                f"({', '.join(convolutions)}), so the window does not bound what they see: checked as causal",
+                f"。config.sliding_window={window} だが、層は畳み込み（{'、'.join(convolutions)}）でもトークンを"
+                "混ぜるので、ウィンドウでは見える範囲が決まらない。因果として検査した"), None, layers
         types = getattr(config, "layer_types", None)
         if not types or all("sliding" in str(t) for t in types):
             return "sliding_window", f"{source}, config.sliding_window={window}", window, layers
