@@ -423,3 +423,24 @@ def test_convbert_s_convolution_reads_the_pads():
     """A real leak of transformers' ConvBERT (docs/diagnose-findings.md): its span-based convolution mixes the
     neighbouring positions, pads included, with no mask."""
     assert "pad-leak" in diagnose(hf.tiny_model("convbert", "eager")).codes
+
+
+@pytest.mark.slow   # transformers models (seconds each): in make test, not in make unit
+def test_a_bidirectional_sliding_window_is_expected_as_one():
+    """UltraBERT's layers are all sliding_attention: an encoder window, |i - j| <= sliding_window (masking_utils),
+    not a bidirectional encoder (the sweep's first run called it over-masking)."""
+    found = diagnose(hf.tiny_model("ultrabert"))
+    assert found.expectations[0][1] == "bidirectional window |i - j| <= 3", found.expectations
+    assert found.passed, str(found)
+
+
+def test_a_wrong_bidirectional_window_is_a_window_mismatch():
+    class Local(Attn):
+        def forward(self, x, key_padding_mask, attn_mask, position_ids=None):
+            L = x.shape[1]
+            i, j = torch.arange(L)[:, None], torch.arange(L)[None, :]
+            return attention(x, key_padding_mask[:, None, :] | ((i - j).abs() > 3), self.proj)
+
+    assert diagnose(Local(), expect=hf.bidirectional_window(3)).passed
+    assert diagnose(Local(), expect=hf.bidirectional_window(2)).codes == ["window-mismatch"]
+    assert diagnose(Local(), expect=hf.bidirectional_window(4)).codes == ["window-mismatch"]

@@ -74,6 +74,11 @@ def declared(model: nn.Module) -> tuple[str | None, str, int | None, int]:
         expect, source = "causal", say(f"transformers lists {kind} as a causal LM",
                                        f"transformers は {kind} を因果言語モデルとして登録している")
     window = getattr(config, "sliding_window", None)
+    types = getattr(config, "layer_types", None)
+    if expect == "bidirectional" and isinstance(window, int) and types and all("sliding" in str(t) for t in types):
+        return bidirectional_window(window), source + say(
+            f"; every layer a bidirectional window, |i - j| <= {window} (config.sliding_window, layer_types)",
+            f"。どの層も双方向のウィンドウ |i - j| <= {window}（config.sliding_window、layer_types）"), None, layers
     if expect == "causal" and isinstance(window, int) and getattr(config, "use_sliding_window", True) is not False:
         convolutions = sorted({type(m).__name__ for m in model.modules() if "Conv" in type(m).__name__
                                and type(m).__module__ != "transformers.pytorch_utils"})   # GPT-2's Conv1D: linear
@@ -91,6 +96,16 @@ def declared(model: nn.Module) -> tuple[str | None, str, int | None, int]:
                       f"。config.sliding_window={window} は {len(types)} 層のうち "
                       f"{sum('sliding' in str(t) for t in types)} 層だけなので、層を重ねると過去全体が見える")
     return expect, source, None, layers
+
+
+def bidirectional_window(window: int) -> Callable:
+    """The mask_mod of transformers' bidirectional sliding window (masking_utils: distance <= window, inclusive,
+    unlike the causal window, which counts `window` keys with the query itself)."""
+    def within(b: object, h: object, q_idx: torch.Tensor, kv_idx: torch.Tensor) -> torch.Tensor:
+        return (q_idx - kv_idx).abs() <= window
+    within.window = window              # type: ignore[attr-defined]  (read by diagnose's messages)
+    within.described = f"bidirectional window |i - j| <= {window}"   # type: ignore[attr-defined]
+    return within
 
 
 def _self_attention_flags(model: nn.Module) -> set[bool]:

@@ -56,7 +56,9 @@ class Subject(NamedTuple):
 def expectation_name(expect: object, window: int | None) -> str:
     if isinstance(expect, str):
         return expect + (f" (window {window})" if window is not None else "")
-    return say("the given mask", "与えられたマスク") if isinstance(expect, torch.Tensor) else "mask_mod"
+    if isinstance(expect, torch.Tensor):
+        return say("the given mask", "与えられたマスク")
+    return str(getattr(expect, "described", "mask_mod"))
 
 
 def blocks_the_future(expect: object, L: int, window: int | None) -> bool:
@@ -282,13 +284,15 @@ def _pattern(attn: object, s: Subject, diagnosis: Diagnosis, E: int, length: int
     diagnosis.patterns.append((s.where, report))
     if report.passed:
         return "passed"
-    sliding = s.expect == "sliding_window"
+    windowed = s.expect == "sliding_window" or getattr(s.expect, "window", None) is not None
+    causal = blocks_the_future(s.expect, report.expected.shape[0], s.window)
     groups: dict[tuple[str, bool], list[tuple[int, int]]] = {}   # (code, leak?) -> (query, key) pairs
     for q, k in report.leaks:
-        groups.setdefault(("future-leak" if k > q else "window-mismatch" if sliding else "document-leak", True),
-                          []).append((q, k))
+        code = "future-leak" if k > q and causal else "window-mismatch" if windowed else "document-leak"
+        groups.setdefault((code, True), []).append((q, k))
     for q, k in report.over_masked:
-        groups.setdefault(("window-mismatch" if sliding and k <= q else "over-masking", False), []).append((q, k))
+        code = "window-mismatch" if windowed and (k <= q or not causal) else "over-masking"
+        groups.setdefault((code, False), []).append((q, k))
     L = report.expected.shape[0]
     for (code, leak), pairs in groups.items():
         shown = ", ".join(map(str, pairs[:6])) + (f", ... ({len(pairs) - 6} more)" if len(pairs) > 6 else "")
