@@ -260,7 +260,7 @@ def _decoder_cache(module: nn.Module, E: int, dtype: torch.dtype | None,
                         cache, start = getattr(out, key), end
                     problem = compare(torch.cat(outs, 1), full, tolerance, ~kpm)
                     if problem:
-                        label = name + (say(", item 1 left-padded by 3", "、項目 1 を 3 つ左パディング")
+                        label = name + (say(", item 1 left-padded by 3", "、サンプル 1 を 3 つ左パディング")
                                         if padded else "")
                         found.append((label, say(f"The output of {label} {problem}.", f"{label}の出力が{problem}。")))
         return found

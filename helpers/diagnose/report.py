@@ -65,8 +65,8 @@ CAUSES: dict[str, Bilingual] = {
     "batch-dependence": Bilingual(
         "Usually something mixes the items of a batch: batch statistics (BatchNorm in training mode), a mask or "
         "cache shared across items, or a reshape that swaps the batch and length axes.",
-        "多くの場合、何かがバッチの項目どうしを混ぜている。バッチ統計（学習モードの BatchNorm）、項目間で共有された"
-        "マスクやキャッシュ、バッチ軸と長さ軸を入れ替えてしまう reshape などである。"),
+        "多くの場合、何かがバッチのサンプルどうしを混ぜている。バッチ統計（学習モードの BatchNorm）、"
+        "サンプル間で共有されたマスクやキャッシュ、バッチ軸と長さ軸を入れ替えてしまう reshape などである。"),
 }
 CODES = tuple(CAUSES)
 WARNINGS = ("position-ids",)   # findings about how the model must be called, not a wrong result: `passed` holds

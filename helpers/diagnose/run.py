@@ -190,7 +190,7 @@ def _nonfinite(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, s
             diagnosis.findings.append(finding("nan-forward", s.where, say(
                 f"Outputs at real positions (item, position) {_positions(bad & real)} were NaN or inf in {run.where} "
                 f"(lengths {lengths}).",
-                f"{run.where}（長さ {lengths}）で、本物の位置（項目, 位置）{_positions(bad & real)} の出力が "
+                f"{run.where}（長さ {lengths}）で、本物の位置（サンプル, 位置）{_positions(bad & real)} の出力が "
                 "NaN か inf になった。")))
             return "failed"
         if (bad & ~real).any():
@@ -215,13 +215,13 @@ def _batch_dependence(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L:
     out = run(x, kpm, None)
     edited = x.clone()
     edited[1:] = torch.randn(2, L, E, generator=g) * 10
-    batch = say(f"an unpadded batch of 3 (length {L})", f"パディングのない 3 項目のバッチ（長さ {L}）")
+    batch = say(f"an unpadded batch of 3 (length {L})", f"パディングのない 3 サンプルのバッチ（長さ {L}）")
     comparisons = [(run(edited, kpm, None)[:1], out[:1], True,
                     say(f"New values in items 1 and 2 of {batch} changed item 0's output",
-                        f"{batch}で項目 1 と 2 に新しい値を入れると、項目 0 の出力が変わった"))]
+                        f"{batch}でサンプル 1 と 2 に新しい値を入れると、サンプル 0 の出力が変わった"))]
     comparisons += [(run(x[i:i + 1], kpm[i:i + 1], None), out[i:i + 1], False,
                      say(f"Item {i} of {batch} differs from the same item run alone",
-                         f"{batch}の項目 {i} が、同じ項目を単独で実行した結果と違う")) for i in range(3)]
+                         f"{batch}のサンプル {i} が、同じサンプルを単独で実行した結果と違う")) for i in range(3)]
     for a, b, same_shapes, what in comparisons:
         d, failing, _ = tolerance.within(a, b, 2, same_shapes=same_shapes)
         if failing.any():
@@ -237,7 +237,7 @@ def _padding(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, see
     """check_padding_invariance on batches of 3 and on a padded item alone; then, if the model takes position ids,
     the left-padded check without them (the position-ids warning)."""
     outcome = "passed"
-    alone = say("a padded item alone (batch size 1)", "単独の項目のパディング（バッチサイズ 1）")
+    alone = say("a padded item alone (batch size 1)", "単独のサンプルのパディング（バッチサイズ 1）")
     for batch_size, label in ((3, say("padded batches", "パディングしたバッチ")), (1, alone)):
         report = check_padding_invariance(attn, embed_dim=E, padding_side=padding_side, max_len=L, seed=seed,
                                           dtype=dtype, pooled=s.pooled, batch_size=batch_size,
@@ -398,7 +398,7 @@ def compare(a: torch.Tensor, b: torch.Tensor, tolerance: Tolerance, real: torch.
     worst = float(d[failing].nan_to_num(math.inf).max())
     return say(f"differs from the full pass by up to {worst:.2g} ({tolerance}) at (item, position) "
                f"{_positions(where)}",
-               f"全体を一度に通した結果と最大 {worst:.2g} 違う（{tolerance}）。（項目, 位置）{_positions(where)}")
+               f"全体を一度に通した結果と最大 {worst:.2g} 違う（{tolerance}）。（サンプル, 位置）{_positions(where)}")
 
 
 def plain_cache(module: object, E: int, dtype: torch.dtype | None) -> Cache:
