@@ -374,6 +374,10 @@ def test_the_sweep_on_a_sample(tmp_path):
         ("gpt2", "eager"), ("gpt2", "sdpa"), ("qwen2", "eager"), ("qwen2", "sdpa")]
     assert all(r["built"] and r["passed"] for r in table["rows"])
     assert "| qwen2 | sdpa | yes | yes |" in (tmp_path / "sample.md").read_text()
+    assert sweep.main(["--only", "gpt2", "--merge", "--jobs", "1", "--out", str(tmp_path / "sample")]) == 0
+    merged = json.loads((tmp_path / "sample.json").read_text())
+    assert len(merged["rows"]) == 4 and merged["meta"]["rerun"] == ["gpt2"]
+    assert "Run again after a fix to diagnose (`--merge`): gpt2." in (tmp_path / "sample.md").read_text()
 
 
 def test_f_is_used():   # the module's own attention agrees with SDPA (the tests' reference)

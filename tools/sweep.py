@@ -101,6 +101,8 @@ def markdown(rows: list[dict], meta: dict) -> str:
         "(`helpers.diagnose.hf.tiny_model`), under sdpa and eager attention. Findings are explained in "
         "[diagnose-findings.md](diagnose-findings.md).",
         "",
+        *([f"Run again after a fix to diagnose (`--merge`): {', '.join(meta['rerun'])}.", ""] if meta.get("rerun")
+          else []),
         f"{len({r['model_type'] for r in rows})} architectures, {len(rows)} runs: {len(built)} built, "
         f"{sum(bool(r.get('passed')) for r in built)} passed, "
         f"{sum(not r.get('passed') for r in built)} with findings or errors, {len(rows) - len(built)} not built.",
@@ -126,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="these architectures (default: all of --list-model-types)")
     parser.add_argument("--timeout", type=float, default=25.0, help="seconds per architecture (both runs)")
     parser.add_argument("--out", type=Path, default=OUT, help="the table's path without suffix (.md and .json)")
+    parser.add_argument("--merge", action="store_true", help="with --only: run those again and replace their rows in "
+                        "the existing table (after a fix to diagnose), which then says so")
     args = parser.parse_args(argv)
     import torch
     import transformers
@@ -141,6 +145,13 @@ def main(argv: list[str] | None = None) -> int:
     log.unlink()
     meta = {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0], "jobs": args.jobs,
             "seconds": time.perf_counter() - start}
+    if args.merge:
+        if not args.only:
+            parser.error("--merge needs --only (the architectures to run again)")
+        table = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
+        rows = sorted([r for r in table["rows"] if r["model_type"] not in kinds] + rows,
+                      key=lambda r: (r["model_type"], r["attn_implementation"]))
+        meta = {**table["meta"], "rerun": sorted({*table["meta"].get("rerun", []), *kinds})}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n",
                                              encoding="utf-8")
