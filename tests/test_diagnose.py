@@ -448,3 +448,23 @@ def test_a_wrong_bidirectional_window_is_a_window_mismatch():
     assert diagnose(Local(), expect=hf.bidirectional_window(3)).passed
     assert diagnose(Local(), expect=hf.bidirectional_window(2)).codes == ["window-mismatch"]
     assert diagnose(Local(), expect=hf.bidirectional_window(4)).codes == ["window-mismatch"]
+
+
+@pytest.mark.slow   # transformers models (seconds each): in make test, not in make unit
+def test_transformers_models_with_their_bugs():
+    """The same codes from transformers models: GPT-2 whose attention modules were told is_causal=False (when
+    nothing is padded the mask is None and SDPA's is_causal decides: transformers #48748, #46077) leaks the future
+    and cannot be cached; a Llama in training mode with attention dropout is random; T5's decoder, claimed
+    bidirectional, over-masks."""
+    import transformers
+
+    gpt2 = hf.tiny_model("gpt2")
+    for module in gpt2.modules():
+        if isinstance(getattr(module, "is_causal", None), bool):
+            module.is_causal = False
+    assert {"future-leak", "cache-mismatch"} <= set(diagnose(gpt2).codes)
+    config = transformers.LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=1, attention_dropout=0.5)
+    assert diagnose(transformers.LlamaModel(config).train()).codes == ["nondeterministic"]
+    found = diagnose(hf.tiny_model("t5"), expect="bidirectional")
+    assert found.codes == ["over-masking"] and found.findings[0].where == "decoder self-attention"
