@@ -11,7 +11,7 @@ from torch import nn
 
 from helpers.checks.core import AttnCallError, Tolerance, working_dtype
 from helpers.checks.core import position_ids as positions_of
-from helpers.diagnose.run import Subject, compare
+from helpers.diagnose.run import CACHE_LENGTH, Subject, cache_mismatches
 from helpers.language import say
 
 # Small sizes for a tiny random model: each is set when the config class has that attribute.
@@ -127,16 +127,15 @@ def _embed_dim(model: nn.Module, embed_dim: int | None) -> int:
     return int(embeddings.embedding_dim if hasattr(embeddings, "embedding_dim") else embeddings.weight.shape[-1])
 
 
-def _adapter(module: nn.Module, with_position_ids: bool, extra: Callable[[int], dict] | None = None,
-             pooled: bool = False) -> Callable:
+def _adapter(module: nn.Module, with_position_ids: bool, extra: Callable[[int], dict] | None = None) -> Callable:
     """module(inputs_embeds=x, attention_mask=1 for real tokens[, position_ids], **extra(N)).last_hidden_state."""
-    dtype, no_cache = _dtype(module), _takes(module, "use_cache")
+    dtype, takes_use_cache = _dtype(module), _takes(module, "use_cache")
 
     def call(x: torch.Tensor, kpm: torch.Tensor, position_ids: torch.Tensor | None) -> torch.Tensor:
         kwargs = dict(inputs_embeds=x.to(dtype, copy=True), attention_mask=(~kpm).long())
         if position_ids is not None:
             kwargs["position_ids"] = position_ids
-        if no_cache:
+        if takes_use_cache:
             kwargs["use_cache"] = False
         kwargs.update(extra(x.shape[0]) if extra else {})
         return module(**kwargs).last_hidden_state
@@ -238,9 +237,8 @@ def _decoder_cache(module: nn.Module, E: int, dtype: torch.dtype | None,
                                 f"{x.shape[1]} token(s) after {mask.shape[1] - x.shape[1]}: {error}") from error
 
     def runs(seed: int) -> list[tuple[str, str]]:
-        g = torch.Generator().manual_seed(seed + 3)
-        L, found = 12, []
-        x = torch.randn(2, L, E, generator=g)
+        L, found = CACHE_LENGTH, []
+        x = torch.randn(2, L, E, generator=torch.Generator().manual_seed(seed + 3))
         for padded in (False, True):
             if padded and not takes_positions:
                 continue
@@ -251,18 +249,13 @@ def _decoder_cache(module: nn.Module, E: int, dtype: torch.dtype | None,
             with torch.no_grad():
                 full = forward(x, mask, positions, None, False).last_hidden_state
                 tolerance = Tolerance.default(working_dtype(module, (), full.dtype, dtype), None, None)
-                for name, cuts in ((say("one cached step of 6 tokens", "6 トークンを 1 段でキャッシュ付き"), (6,)),
-                                   (say("chunks of 3 tokens", "3 トークンずつのチャンク"), (3, 6, 9))):
-                    outs, cache, start = [], None, 0
-                    for end in (*cuts, L):
-                        out = forward(x[:, start:end], mask[:, :end], positions[:, start:end], cache, True)
-                        outs.append(out.last_hidden_state)
-                        cache, start = getattr(out, key), end
-                    problem = compare(torch.cat(outs, 1), full, tolerance, ~kpm)
-                    if problem:
-                        label = name + (say(", item 1 left-padded by 3", "、サンプル 1 を 3 つ左パディング")
-                                        if padded else "")
-                        found.append((label, say(f"The output of {label} {problem}.", f"{label}の出力が{problem}。")))
+
+                def step(start: int, end: int, cache: object, mask: torch.Tensor = mask,
+                         positions: torch.Tensor = positions) -> tuple[torch.Tensor, object]:   # this padding's
+                    out = forward(x[:, start:end], mask[:, :end], positions[:, start:end], cache, True)
+                    return out.last_hidden_state, getattr(out, key)
+                case = say(", item 1 left-padded by 3", "、サンプル 1 を 3 つ左パディング") if padded else ""
+                found += cache_mismatches(step, full, tolerance, ~kpm, case)
         return found
     return runs
 

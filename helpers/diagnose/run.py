@@ -20,7 +20,7 @@ from helpers.checks import (
 )
 from helpers.checks.core import Runner, Tolerance, sides, working_dtype
 from helpers.diagnose.report import Diagnosis, Ran, finding
-from helpers.language import say
+from helpers.language import Bilingual, say
 from helpers.masks import key_padding_mask
 
 Cache = Callable[[int], list[tuple[str, str]]]   # seed -> [(where, what was measured)] for each mismatch
@@ -74,12 +74,12 @@ def blocks_the_future(expect: object, L: int, window: int | None) -> bool:
 def owning_mask(attn: object, attn_mask: torch.Tensor | None) -> object:
     """attn called with the attn_mask the user gave diagnose (cut to the length of each call) or None, whatever
     the check passes: a module owns its mask, and diagnose measures what it does by itself."""
-    takes_position_ids = Runner(attn, pooled=False).takes_position_ids
-    inner = Runner(attn, pooled=False).fn
+    run = Runner(attn, pooled=False)
+    inner = run.fn
 
     def mask(S: int) -> torch.Tensor | None:
         return None if attn_mask is None else attn_mask[:S, :S]
-    if takes_position_ids:
+    if run.takes_position_ids:
         def owned(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None, position_ids: torch.Tensor) -> object:
             return inner(x, kpm, mask(x.shape[1]), position_ids=position_ids)
     else:
@@ -165,10 +165,14 @@ def run_subject(s: Subject, diagnosis: Diagnosis, *, length: int | None, attn_ma
         ran("cache", "skipped: no cache protocol")
 
 
-def _positions(mask: torch.Tensor, limit: int = 6) -> str:
-    """(item, position) pairs of a bool (N, L) mask, the first `limit` of them."""
-    pairs = [tuple(p) for p in mask.nonzero().tolist()]
+def _listed(pairs: list[tuple[int, int]], limit: int = 6) -> str:
+    """The first `limit` pairs, and how many more there are."""
     return ", ".join(map(str, pairs[:limit])) + (f", ... ({len(pairs) - limit} more)" if len(pairs) > limit else "")
+
+
+def _positions(mask: torch.Tensor) -> str:
+    """The (item, position) pairs of a bool (N, L) mask, listed."""
+    return _listed([tuple(p) for p in mask.nonzero().tolist()])
 
 
 def _nonfinite(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, seed: int, padding_side: str) -> str:
@@ -295,7 +299,7 @@ def _pattern(attn: object, s: Subject, diagnosis: Diagnosis, E: int, length: int
         groups.setdefault((code, False), []).append((q, k))
     L = report.expected.shape[0]
     for (code, leak), pairs in groups.items():
-        shown = ", ".join(map(str, pairs[:6])) + (f", ... ({len(pairs) - 6} more)" if len(pairs) > 6 else "")
+        shown = _listed(pairs)
         kind = (say("depends on that input, which it must not", "その入力に依存している（してはならない）")
                 if leak else
                 say("does not depend on that input, which it should", "その入力に依存していない（するはずである）"))
@@ -386,12 +390,9 @@ def compare(a: torch.Tensor, b: torch.Tensor, tolerance: Tolerance, real: torch.
     difference and where, in words. a, b: (N, L, ...); real: bool (N, L), True = compared."""
     a, b = a.float(), b.float()
     d, failing, _ = tolerance.within(a, b, 2)
+    failing |= ~a.isfinite() & b.isfinite()                # a value the full pass has and the cached run lost
     if real is not None:
         failing &= real.reshape(*real.shape, *[1] * (a.dim() - 2))
-    bad_values = (~a.isfinite() & b.isfinite())
-    if real is not None:
-        bad_values &= real.reshape(*real.shape, *[1] * (a.dim() - 2))
-    failing |= bad_values
     if not failing.any():
         return None
     where = failing.flatten(2).any(-1)
@@ -401,28 +402,39 @@ def compare(a: torch.Tensor, b: torch.Tensor, tolerance: Tolerance, real: torch.
                f"全体を一度に通した結果と最大 {worst:.2g} 違う（{tolerance}）。（サンプル, 位置）{_positions(where)}")
 
 
+CACHE_LENGTH = 12   # tokens of a cache check: a 6-token prefix and one 6-token step, or 4 chunks of 3
+CHUNKINGS = ((Bilingual("one cached step of 6 tokens", "6 トークンを 1 段でキャッシュ付き"), (6,)),
+             (Bilingual("chunks of 3 tokens", "3 トークンずつのチャンク"), (3, 6, 9)))
+
+
+def cache_mismatches(step: Callable[[int, int, object], tuple[torch.Tensor, object]], full: torch.Tensor,
+                     tolerance: Tolerance, real: torch.Tensor | None = None, case: str = "") -> list[tuple[str, str]]:
+    """Each of CHUNKINGS through step(start, end, cache) -> (output of tokens start..end-1, cache), cache None at
+    the start, joined and compared with the full pass (compare); one (label, message) per mismatch."""
+    found = []
+    for name, cuts in CHUNKINGS:
+        outs, cache, start = [], None, 0
+        for end in (*cuts, CACHE_LENGTH):
+            out, cache = step(start, end, cache)
+            outs.append(out)
+            start = end
+        problem = compare(torch.cat(outs, 1), full, tolerance, real)
+        if problem:
+            label = name.said() + case
+            found.append((label, say(f"The output of {label} {problem}.", f"{label}の出力が{problem}。")))
+    return found
+
+
 def plain_cache(module: object, E: int, dtype: torch.dtype | None) -> Cache:
     """The cache protocol of a plain module: module.forward_with_cache(x, cache) -> (output, cache), x (N, T, E) the
     next tokens, cache None at the start. The chunks' outputs, joined, must equal one call on all the tokens."""
     def runs(seed: int) -> list[tuple[str, str]]:
-        g = torch.Generator().manual_seed(seed + 3)
-        L = 12
-        x = torch.randn(2, L, E, generator=g)
+        x = torch.randn(2, CACHE_LENGTH, E, generator=torch.Generator().manual_seed(seed + 3))
         with torch.no_grad():
             full, _ = module.forward_with_cache(x, None)   # type: ignore[attr-defined]
             tolerance = Tolerance.default(working_dtype(module, (), full.dtype, dtype), None, None)
-            found = []
-            for name, cuts in ((say("one cached step of 6 tokens", "6 トークンを 1 段でキャッシュ付き"), (6,)),
-                               (say("chunks of 3 tokens", "3 トークンずつのチャンク"), (3, 6, 9))):
-                outs, cache, start = [], None, 0
-                for end in (*cuts, L):
-                    out, cache = module.forward_with_cache(x[:, start:end], cache)  # type: ignore[attr-defined]
-                    outs.append(out)
-                    start = end
-                problem = compare(torch.cat(outs, 1), full, tolerance)
-                if problem:
-                    found.append((name, say(f"The output of {name} {problem}.", f"{name}の出力が{problem}。")))
-        return found
+            return cache_mismatches(lambda start, end, cache: module.forward_with_cache(  # type: ignore[attr-defined]
+                x[:, start:end], cache), full, tolerance)
     return runs
 
 
