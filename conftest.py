@@ -83,13 +83,14 @@ def about_chapter(item: pytest.Item, chapter: str) -> bool:
 def only_chapter(config: pytest.Config, items: list[pytest.Item]) -> None:
     from tools import series
 
-    chapter = config.getoption("chapter")
-    numbers = [series.number(path) for path in series.chapters()]
-    if chapter not in numbers:
-        raise pytest.UsageError(f"--chapter must be a chapter's two-digit number ({numbers[0]}..{numbers[-1]}), "
-                                f"got {chapter!r}")
-    kept = [item for item in items if about_chapter(item, chapter)]
-    config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    try:
+        chapter = series.chapter_number(config.getoption("chapter"), "--chapter")
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    kept, dropped = [], []
+    for item in items:
+        (kept if about_chapter(item, chapter) else dropped).append(item)
+    config.hook.pytest_deselected(items=dropped)
     items[:] = kept
 
 

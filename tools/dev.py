@@ -230,10 +230,11 @@ def check_command(python: Path, chapter: str, jobs: int | None = None) -> list[s
     """`make check CH=NN`'s pytest call: one chapter's loop. Both editions' notebooks through nbval, its test module,
     and every test that takes the chapter as a parameter (its browser row, its deck, its static explorer's
     sub-grid, its layout tests): conftest.py's --chapter picks them."""
+    try:
+        series.chapter_number(chapter, "CH")
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
     found = [path for path in series.every_chapter() if series.number(path) == chapter]
-    if not found:
-        numbers = [series.number(path) for path in series.chapters()]
-        raise SystemExit(f"CH must be a chapter's two-digit number ({numbers[0]}..{numbers[-1]}), got {chapter!r}")
     notebooks = [path.relative_to(ROOT).as_posix() for path in found]
     return [python, "-m", "pytest", "tests", *notebooks, *NBVAL, "-q", "--chapter", chapter,
             *xdist(jobs or default_jobs())]

@@ -96,6 +96,14 @@ def number(chapter: str | PurePath) -> str:
     return _stem(chapter)[:2]
 
 
+def chapter_number(value: object, name: str = "chapter", root: Path = ROOT) -> str:
+    """`value` if it is the two-digit number of one of the chapters, else a ValueError naming `name`."""
+    numbers = [number(path) for path in chapters("en", root)]
+    if value not in numbers:
+        raise ValueError(f"{name} must be a chapter's two-digit number ({numbers[0]}..{numbers[-1]}), got {value!r}")
+    return value   # type: ignore[return-value]
+
+
 def twin(notebook: str | PurePath) -> Path:
     """The same chapter in the other edition: notebooks/ja/04_x.ipynb for notebooks/04_x.ipynb, and back."""
     _stem(notebook, "notebook")
