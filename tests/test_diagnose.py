@@ -468,3 +468,41 @@ def test_transformers_models_with_their_bugs():
     assert diagnose(transformers.LlamaModel(config).train()).codes == ["nondeterministic"]
     found = diagnose(hf.tiny_model("t5"), expect="bidirectional")
     assert found.codes == ["over-masking"] and found.findings[0].where == "decoder self-attention"
+
+
+def _on_the_last_norm(model: nn.Module, change) -> nn.Module:
+    """The model with `change` applied to the output of its last normalisation layer (a tensor in every
+    architecture, unlike the attention layers' tuples): a fault planted where every real position reads it."""
+    norm = [m for m in model.modules() if type(m).__name__.endswith(("Norm", "LayerNorm"))][-1]
+    norm.register_forward_hook(lambda module, args, out: change(out))
+    return model
+
+
+def _nan_at_the_first_position(out: torch.Tensor) -> torch.Tensor:
+    return out.index_fill(1, torch.tensor([0]), math.nan)
+
+
+def _nan_only_backward(out: torch.Tensor) -> torch.Tensor:
+    """The forward is `out`; the branch torch.where does not take is sqrt of a negative number, whose gradient
+    0 × (1 / NaN) is NaN."""
+    return torch.where(torch.ones_like(out, dtype=torch.bool), out, (-1 - out.abs()).sqrt())
+
+
+def _minus_the_batch_mean(out: torch.Tensor) -> torch.Tensor:
+    return out - out.mean(0, keepdim=True)
+
+
+@pytest.mark.slow   # transformers models (seconds each): in make test, not in make unit
+@pytest.mark.parametrize(("kind", "change", "kwargs", "code"), [
+    ("llama", None, {"expect": two_documents()}, "document-leak"),
+    ("bert", _nan_at_the_first_position, {}, "nan-forward"),
+    ("bart", _nan_only_backward, {}, "nan-gradient"),
+    ("t5", _minus_the_batch_mean, {}, "batch-dependence"),
+], ids=lambda value: value if isinstance(value, str) else "")
+def test_the_other_codes_from_transformers_models(kind, change, kwargs, code):
+    """The codes the tests above do not get from a transformers model, from one: a causal model asked for two
+    packed documents (it attends across them: PR#46634's class of bug); a NaN, a NaN gradient and a batch
+    statistic planted in the last normalisation layer. The same models unchanged pass (test above)."""
+    model = hf.tiny_model(kind)
+    found = diagnose(_on_the_last_norm(model, change) if change else model, **kwargs)
+    assert code in found.codes and not found.passed, str(found)
