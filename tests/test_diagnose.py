@@ -506,3 +506,24 @@ def test_the_other_codes_from_transformers_models(kind, change, kwargs, code):
     model = hf.tiny_model(kind)
     found = diagnose(_on_the_last_norm(model, change) if change else model, **kwargs)
     assert code in found.codes and not found.passed, str(found)
+
+
+def test_tiny_sizes_reach_sub_configs_and_every_vocabulary():
+    """A vision tower at its default size made a tiny Gemma 3 take minutes to build: sub-configs get the small sizes
+    too, and so does every vocabulary (LUKE's 500,000 entities)."""
+    from transformers import CONFIG_MAPPING
+
+    sizes = hf._sizes(CONFIG_MAPPING["gemma3"](), hf.VARIANTS[0], parts=True)
+    assert sizes["vision_config"].hidden_size == 16 and sizes["text_config"].num_hidden_layers == 2
+    assert sizes["text_config"].sliding_window == hf.TINY_WINDOW
+    assert "vision_config" not in hf._sizes(CONFIG_MAPPING["gemma3"](), hf.VARIANTS[0], parts=False)
+    assert hf._sizes(CONFIG_MAPPING["luke"](), hf.VARIANTS[0], parts=True)["entity_vocab_size"] == 64
+
+
+@pytest.mark.slow   # transformers models (seconds each): in make test, not in make unit
+def test_a_multimodal_decoder_declares_its_window_in_its_text_config():
+    """Gemma 3's language model slides (text_config.layer_types); its vision tower's patch convolution is not a
+    convolution along the text, so the window is what is checked."""
+    found = diagnose(hf.tiny_model("gemma3"))
+    assert found.passed, str(found)
+    assert found.expectations[0][1] == "sliding_window (window 3)", found.expectations
