@@ -284,21 +284,23 @@ VARIANTS = ({**TINY, **TINY_PARTS},
              "n_head": 4, "num_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 64})
 
 
-def _sizes(default: object, variant: dict, parts: bool) -> dict:
+def _sizes(default: object, variant: dict, parts: bool, window: bool = True) -> dict:
     """The variant's sizes that `default` (a config) has; every vocabulary of more than 64 entries cut to 64 (LUKE's
     500,000 entities, RoCBert's shapes); a sliding window of TINY_WINDOW where it has one; and, with `parts`, each
     sub-config (a multimodal model's vision or audio tower, an encoder-decoder's halves) made small the same way,
-    since a tower at its default size makes a tiny model take minutes to build."""
+    since a tower at its default size makes a tiny model take minutes to build. An encoder-decoder's halves keep
+    their own (long) windows: `diagnose` checks them as plain encoder and decoder (T5Gemma 2's halves slide)."""
     sizes = {k: v for k, v in variant.items() if hasattr(default, k)}
     for name, value in vars(default).items():
         if name.endswith(("vocab_size", "_vocab")) and type(value) is int and value > 64:
             sizes[name] = 64
-    if isinstance(getattr(default, "sliding_window", None), int):
+    if window and isinstance(getattr(default, "sliding_window", None), int):
         sizes["sliding_window"] = TINY_WINDOW
+    halves = getattr(default, "is_encoder_decoder", False)
     for name in getattr(default, "sub_configs", {}) if parts else ():
         sub = getattr(default, name, None)
         if sub is not None and hasattr(sub, "to_dict"):
-            sizes[name] = type(sub)(**_sizes(sub, variant, parts))
+            sizes[name] = type(sub)(**_sizes(sub, variant, parts, window=window and not halves))
     return sizes
 
 
