@@ -217,6 +217,10 @@ EXPECTED["13"] = [  # mask_explorer: window 3 -> 4, layers 2 -> 4, sinks 0 -> 1,
     Move("chunk", presses=-1, after="whole mask as one mask_mod: True; last chunk: 1 x 10, 4 cell(s)", masked=110),
 ]
 
+EXPECTED["14"] = [  # example_explorer: tokens 4 -> 5 (the skeleton's; write the chapter's own moves)
+    Move("tokens", presses=1, before="4 tokens: 6 cells blocked", after="5 tokens: 10 cells blocked", masked=10),
+]
+
 
 def shows_widget(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", []))
