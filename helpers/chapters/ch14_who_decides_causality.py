@@ -1,52 +1,536 @@
-"""Chapter 14's code (When the mask is None, who decides causality?): [its toy data, models and experiments], its explorer and
-its exercise checks."""
+"""Chapter 14: when the mask is None, who decides causality?
+
+Three things can decide whether a query sees later keys: the mask (a tensor, or None), the kernel's `is_causal`
+flag, and the module's or config's own flag. transformers 5.24.0 skips the mask when nothing needs masking
+(`masking_utils.sdpa_mask` returns None) and its sdpa integration then picks `is_causal` from, in order, the
+keyword `is_causal`, the module's attribute `is_causal`, and True (`getattr(module, "is_causal", True)`).
+
+Polarity: masks from masking_utils and SDPA's bool masks say True = MAY attend; the helpers' masks (and every
+`blocked` here) say True = blocked, as in the rest of the series.
+
+The bug modules follow helpers.checks' convention, `module(x, key_padding_mask, attn_mask) -> output`, x (N, L, E),
+key_padding_mask bool (N, L) True = pad; they ignore attn_mask and build their own mask, as a model does. Each
+calls transformers' real mask builder (`masking_utils.sdpa_mask`) and its real sdpa integration
+(`sdpa_attention_forward`), so the contract they break is the installed one.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+import os
+from collections.abc import Callable, Iterator
+
 import ipywidgets as widgets
 import torch
+import torch.nn.functional as F
+import transformers
+from torch import nn
+from transformers import masking_utils
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-from helpers.exercises import Mistake, as_int, exercise
-from helpers.explorer import Explorer, Panel, View, explorer
+from helpers import arguments
+from helpers.exercises import Mistake, exercise
+from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
-from helpers.masks import causal_mask
+
+E, HEADS = 8, 2
 
 
-def example_mask(n: int) -> torch.Tensor:
-    """[A placeholder for the chapter's own code] the causal mask of n tokens, True = blocked."""
-    return causal_mask(n)
+# --- reading the installed source ---
+
+def source_lines(function: Callable, *needles: str) -> list[str]:
+    """The lines of `function`'s installed source that contain any of `needles`, each as
+    "file:line: text" with the file relative to site-packages (e.g. transformers/masking_utils.py:944)."""
+    if not callable(function):
+        raise TypeError(f"function must be a function or class, got {type(function).__name__}")
+    if not needles or not all(isinstance(n, str) and n for n in needles):
+        raise ValueError("needles must be one or more non-empty strings to look for")
+    function = inspect.unwrap(function)              # past decorators such as deprecate_kwarg
+    lines, first = inspect.getsourcelines(function)
+    path = inspect.getsourcefile(function) or "?"
+    root = os.path.dirname(os.path.dirname(transformers.__file__))
+    name = os.path.relpath(path, root).replace(os.sep, "/") if path.startswith(root) else os.path.basename(path)
+    found = [f"{name}:{first + i}: {line.strip()}" for i, line in enumerate(lines)
+             if any(n in line for n in needles)]
+    if not found:
+        raise ValueError(f"none of {needles} is in the source of {getattr(function, '__name__', function)}")
+    return found
 
 
-def example_view(n: int = 4) -> View:
-    """The explorer's view: uniform weights over the keys a query may see, for n tokens."""
-    if not 1 <= n <= 8:
-        raise ValueError(say(f"n must be from 1 to 8, got {n}", f"n は 1 から 8 までにすること（{n} が渡された）"))
-    mask = example_mask(n)
-    weights = (~mask).float() / (~mask).sum(-1, keepdim=True)
-    names = [f"t{i}" for i in range(n)]
-    blocked = int(mask.sum())
-    panel = Panel(weights, names, names, title="uniform weights, causal mask", masked=mask, vmin=0.0, vmax=1.0)
-    return View((panel,), say(f"{n} tokens: {blocked} cells blocked",
-                              f"トークン {n} 個：遮断されたセルは {blocked} 個"))
+def show_source(function: Callable, *needles: str) -> None:
+    """Print source_lines under a header naming transformers' version."""
+    print(f"transformers {transformers.__version__}, {getattr(function, '__qualname__', function)}:")
+    for line in source_lines(function, *needles):
+        print("   ", line)
 
 
-def example_explorer() -> Explorer:
-    """The number of tokens -> the causal mask's weights, live."""
-    controls = {"n": widgets.IntSlider(value=4, min=2, max=6, description="tokens",
-                                      style={"description_width": "initial"})}
-    return explorer(controls, example_view)
+# --- what the kernel received ---
+
+@contextlib.contextmanager
+def kernel_calls() -> Iterator[list[tuple[str, bool, int, int]]]:
+    """Record every call to F.scaled_dot_product_attention inside the block: (mask form, is_causal, queries, keys),
+    mask form as "None" or "bool (N, 1, L, S)"; the calls still run."""
+    real = torch.nn.functional.scaled_dot_product_attention
+    calls: list[tuple[str, bool, int, int]] = []
+
+    def recording(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None = None,
+                  dropout_p: float = 0.0, is_causal: bool = False, **kwargs: object) -> torch.Tensor:
+        calls.append((form(attn_mask), bool(is_causal), query.shape[-2], key.shape[-2]))
+        return real(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, **kwargs)
+    torch.nn.functional.scaled_dot_product_attention = recording
+    try:
+        yield calls
+    finally:
+        torch.nn.functional.scaled_dot_product_attention = real
 
 
-EXPLORERS = (example_explorer,)
+def form(mask: torch.Tensor | None) -> str:
+    """"None", or a tensor's dtype and shape, e.g. "bool (2, 1, 5, 5)"."""
+    return "None" if mask is None else f"{str(mask.dtype).removeprefix('torch.')} {tuple(mask.shape)}"
 
 
-# --- the exercise checks ---
+# --- step 1: SDPA's own rule ---
+
+def _qk(L: int, S: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random queries (1, 1, L, S) and keys (1, 1, S, S): head size S, the size of the identity used as values
+    (unequal head sizes would send SDPA to its math backend)."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(1, 1, L, S, generator=g), torch.randn(1, 1, S, S, generator=g)
+
+
+def sdpa_blocked(attn_mask: torch.Tensor | None, is_causal: bool, L: int = 4, S: int | None = None) -> torch.Tensor:
+    """What F.scaled_dot_product_attention applied, read from its output: with value = the identity, the output
+    rows are the attention weights; a weight of exactly 0 is a blocked key. bool (L, S), True = blocked."""
+    L = arguments.integer(L, "L", minimum=1)
+    S = L if S is None else arguments.integer(S, "S", minimum=1)
+    arguments.flag(is_causal, "is_causal")
+    q, k = _qk(L, S)
+    weights = F.scaled_dot_product_attention(q, k, torch.eye(S)[None, None], attn_mask=attn_mask,
+                                             is_causal=is_causal)[0, 0]
+    return weights == 0
+
+
+def causal(L: int, S: int | None = None) -> torch.Tensor:
+    """The causal mask aligned bottom-right (query i is position S - L + i), bool (L, S), True = blocked."""
+    S = L if S is None else S
+    return torch.arange(S)[None, :] > torch.arange(L)[:, None] + (S - L)
+
+
+# --- the bug patterns: small modules in the checks' convention ---
+
+class TinyAttention(nn.Module):
+    """One self-attention layer (E = 8, 2 heads) whose mask and flags its subclasses decide; seeded."""
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        torch.manual_seed(arguments.integer(seed, "seed"))
+        self.qkv, self.out = nn.Linear(E, 3 * E), nn.Linear(E, E)
+        self.scaling, self.embed_dim = (E // HEADS) ** -0.5, E
+        self.eval()
+
+    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """q, k, v from x (N, L, E): each (N, heads, L, E / heads)."""
+        q, k, v = self.qkv(x).chunk(3, -1)
+        return tuple(t.view(t.shape[0], t.shape[1], HEADS, -1).transpose(1, 2) for t in (q, k, v))
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """transformers' own sdpa integration, then the output projection: (N, L, E)."""
+        out, _ = sdpa_attention_forward(self, q, k, v, mask, scaling=self.scaling)   # (N, L, heads, E / heads)
+        return self.out(out.reshape(out.shape[0], out.shape[1], E))
+
+    def library_mask(self, kpm: torch.Tensor, function: Callable, **options: object) -> torch.Tensor | None:
+        """masking_utils.sdpa_mask for this batch: (N, 1, L, L) bool, True = may attend, or None (skipped)."""
+        N, L = kpm.shape
+        return masking_utils.sdpa_mask(batch_size=N, q_length=L, kv_length=L, mask_function=function,
+                                       attention_mask=~kpm, **options)
+
+
+class NoFlagAttention(TinyAttention):
+    """Attention meant to see every token, whose module has no `is_causal` (modelled on huggingface/transformers
+    #48172, Mllama's cross-attention; here it reads its own input x, so that the checks can change it). The mask
+    builder skips the mask when nothing is padded, and the integration's default, True, makes it causal."""
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        q, k, v = self.heads(x)                                                   # each (N, heads, L, E / heads)
+        mask = self.library_mask(key_padding_mask, masking_utils.bidirectional_mask_function,
+                                 allow_is_causal_skip=False, allow_is_bidirectional_skip=True)   # None: no pads
+        return self.attend(q, k, v, mask)                                         # (N, L, E)
+
+
+class NoFlagFixed(NoFlagAttention):
+    """The fix: the module says what it is."""
+    is_causal = False
+
+
+class OwnMaskAfterSkip(TinyAttention):
+    """A causal layer that adds its own bias (modelled on huggingface/transformers #48748, Doge): when the library
+    skipped the mask (None, nothing padded), it builds one of its own from the bias alone. A mask is now given, so
+    the integration passes is_causal=False, and the causal part is gone."""
+    is_causal = True
+
+    def bias(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(x.shape[0], 1, x.shape[1], x.shape[1])              # (N, 1, L, L), learned in Doge
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        q, k, v = self.heads(x)
+        mask = self.library_mask(key_padding_mask, masking_utils.causal_mask_function)   # None when no pads
+        low = torch.finfo(x.dtype).min
+        bias = self.bias(x) if mask is None else self.bias(x).masked_fill(~mask, low)     # the bug: no causal part
+        return self.attend(q, k, v, bias)
+
+
+class OwnMaskFixed(OwnMaskAfterSkip):
+    """The fix: ask for the causal mask always (allow_is_causal_skip=False), then add the bias to it."""
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        q, k, v = self.heads(x)
+        mask = self.library_mask(key_padding_mask, masking_utils.causal_mask_function, allow_is_causal_skip=False)
+        return self.attend(q, k, v, self.bias(x).masked_fill(~mask, torch.finfo(x.dtype).min))
+
+
+class BidirectionalFlagLost(TinyAttention):
+    """A config flag that asks for bidirectional attention (modelled on huggingface/transformers #46077, Gemma's
+    use_bidirectional_attention) but never reaches the mask builder nor the module: causal mask, is_causal=True."""
+    use_bidirectional_attention = True          # what the config says
+    is_causal = True                            # what the module was left with
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        q, k, v = self.heads(x)
+        mask = self.library_mask(key_padding_mask, masking_utils.causal_mask_function)   # the flag is not read
+        return self.attend(q, k, v, mask)
+
+
+class BidirectionalFlagFixed(BidirectionalFlagLost):
+    """The fix: the flag picks the mask function, and the module's is_causal."""
+
+    @property
+    def is_causal(self) -> bool:                # type: ignore[override]
+        return not self.use_bidirectional_attention
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        q, k, v = self.heads(x)
+        function = (masking_utils.bidirectional_mask_function if self.use_bidirectional_attention
+                    else masking_utils.causal_mask_function)
+        mask = self.library_mask(key_padding_mask, function, allow_is_causal_skip=False,
+                                 allow_is_bidirectional_skip=True)
+        return self.attend(q, k, v, mask)
+
+
+class EncoderRunAsDecoder(TinyAttention):
+    """An encoder layer run with is_decoder=True (modelled on huggingface/transformers #48745, RoFormer, BigBird,
+    MegatronBert, RemBert): it still builds the encoder's padding mask, and keeps the encoder's is_causal=False."""
+    is_decoder = True                           # what the config says
+    is_causal = False                           # copied from the encoder
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        q, k, v = self.heads(x)
+        mask = self.library_mask(key_padding_mask, masking_utils.bidirectional_mask_function,
+                                 allow_is_causal_skip=False, allow_is_bidirectional_skip=True)
+        return self.attend(q, k, v, mask)
+
+
+class EncoderRunAsDecoderFixed(EncoderRunAsDecoder):
+    """The fix: is_decoder picks the causal mask function and is_causal."""
+
+    @property
+    def is_causal(self) -> bool:                # type: ignore[override]
+        return self.is_decoder
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        q, k, v = self.heads(x)
+        mask = self.library_mask(key_padding_mask, masking_utils.causal_mask_function if self.is_decoder
+                                 else masking_utils.bidirectional_mask_function, allow_is_causal_skip=False)
+        return self.attend(q, k, v, mask)
+
+
+class FloatMaskCastToBool(TinyAttention):
+    """An additive float mask (0 = may attend, finfo.min = blocked; eager's form) cast to bool for SDPA (modelled on
+    huggingface/transformers PR #38094): 0 becomes False and finfo.min True, so the mask is inverted."""
+    is_causal = True
+
+    def float_mask(self, key_padding_mask: torch.Tensor) -> torch.Tensor:
+        may = self.library_mask(key_padding_mask, masking_utils.causal_mask_function, allow_is_causal_skip=False)
+        return torch.zeros(may.shape).masked_fill(~may, torch.finfo(torch.float32).min)   # (N, 1, L, L)
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        q, k, v = self.heads(x)
+        return self.attend(q, k, v, self.float_mask(key_padding_mask).bool())        # the bug: nonzero = True
+
+
+class FloatMaskFixed(FloatMaskCastToBool):
+    """The fix: a cell may be attended where the float mask is 0."""
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        q, k, v = self.heads(x)
+        return self.attend(q, k, v, self.float_mask(key_padding_mask) == 0)
+
+
+# (buggy class, fixed class, the intended pattern, the thread it is modelled on)
+BUGS = {
+    "module without is_causal": (NoFlagAttention, NoFlagFixed, "bidirectional", "huggingface/transformers #48172"),
+    "own mask after the library skipped it": (OwnMaskAfterSkip, OwnMaskFixed, "causal",
+                                              "huggingface/transformers #48748"),
+    "bidirectional flag lost": (BidirectionalFlagLost, BidirectionalFlagFixed, "bidirectional",
+                                "huggingface/transformers #46077"),
+    "encoder run as a decoder": (EncoderRunAsDecoder, EncoderRunAsDecoderFixed, "causal",
+                                 "huggingface/transformers #48745"),
+    "float mask cast to bool": (FloatMaskCastToBool, FloatMaskFixed, "causal", "huggingface/transformers #38094"),
+}
+
+
+def bug(name: str, fixed: bool = False) -> nn.Module:
+    """The module of one bug pattern (BUGS), or its fix, seeded."""
+    if name not in BUGS:
+        raise ValueError(f"name must be one of {list(BUGS)}, got {name!r}")
+    arguments.flag(fixed, "fixed")
+    return BUGS[name][1 if fixed else 0]()
+
+
+# --- step 5: the regression test ---
+
+@torch.no_grad()
+def later_token_moves(module: Callable, length: int = 6, position: int | None = None, *, padded: bool = False,
+                      seed: int = 0) -> torch.Tensor:
+    """Change the input at `position` (default: the last) and return, per position, how far the output moved:
+    float (length,), the largest |difference| over the features. padded: the batch has one pad (at the end of
+    item 1; item 0 is read), so the module builds a mask."""
+    if not callable(module):
+        raise TypeError(f"module must be callable as module(x, key_padding_mask, attn_mask), got "
+                        f"{type(module).__name__}")
+    length = arguments.integer(length, "length", minimum=2)
+    position = length - 1 if position is None else arguments.integer(position, "position", minimum=0)
+    if position >= length:
+        raise ValueError(f"position must be below length={length}, got {position}")
+    arguments.flag(padded, "padded")
+    g = torch.Generator().manual_seed(arguments.integer(seed, "seed"))
+    x = torch.randn(2, length, E, generator=g)
+    kpm = torch.zeros(2, length, dtype=torch.bool)
+    kpm[1, -1] = padded
+    changed = x.clone()
+    changed[0, position] = torch.randn(E, generator=g) * 3
+    return (module(changed, kpm, None) - module(x, kpm, None))[0].abs().amax(-1)
+
+
+# --- the explorer: mask x is_causal x config, through transformers' sdpa integration ---
+
+MASKS = ("none", "bool", "float", "float cast to bool")
+FLAGS = ("True", "False", "missing")
+CONFIGS = ("causal", "bidirectional")
+LENGTH = 6
+
+
+class _Probe(nn.Module):
+    """An attention module with or without an is_causal attribute."""
+
+
+_Q, _K = _qk(LENGTH, LENGTH, seed=3)
+_EYE = torch.eye(LENGTH)[None, None]
+
+
+def intended(config: str) -> torch.Tensor:
+    """What the config asks for: bool (LENGTH, LENGTH), True = blocked."""
+    if config not in CONFIGS:
+        raise ValueError(f"config must be one of {CONFIGS}, got {config!r}")
+    return causal(LENGTH) if config == "causal" else torch.zeros(LENGTH, LENGTH, dtype=torch.bool)
+
+
+def given_mask(mask: str, config: str) -> torch.Tensor | None:
+    """The mask handed to the integration: None, the config's pattern as SDPA's bool (True = may attend), as an
+    additive float (0 / finfo.min), or that float cast with .bool()."""
+    if mask not in MASKS:
+        raise ValueError(f"mask must be one of {MASKS}, got {mask!r}")
+    may = ~intended(config)[None, None]
+    if mask == "none":
+        return None
+    if mask == "bool":
+        return may
+    additive = torch.zeros(may.shape).masked_fill(~may, torch.finfo(torch.float32).min)
+    return additive if mask == "float" else additive.bool()
+
+
+def applied(mask: str = "none", is_causal: str = "missing", config: str = "causal") -> tuple[torch.Tensor, str]:
+    """(blocked, decider): what transformers' sdpa_attention_forward applied, read from its output (value = the
+    identity, so the output rows are the weights; weight 0 = blocked), and who decided."""
+    if is_causal not in FLAGS:
+        raise ValueError(f"is_causal must be one of {FLAGS}, got {is_causal!r}")
+    given = given_mask(mask, config)
+    module = _Probe()
+    if is_causal != "missing":
+        module.is_causal = is_causal == "True"
+    out, _ = sdpa_attention_forward(module, _Q, _K, _EYE, given)      # (1, L, 1, L): the weights
+    blocked = out[0, :, 0] == 0
+    if given is not None:
+        decider = say("the mask (a mask is given, so the integration passes is_causal=False)",
+                      "マスク（マスクがあるので、統合部は is_causal=False を渡す）")
+    elif is_causal == "missing":
+        decider = say("the integration default (module has no is_causal: getattr(..., True))",
+                      "統合部の既定値（モジュールに is_causal がない：getattr(..., True)）")
+    else:
+        decider = say(f"module.is_causal={is_causal} (the mask is None)",
+                      f"module.is_causal={is_causal}（マスクは None）")
+    return blocked, decider
+
+
+def pattern_name(blocked: torch.Tensor) -> str:
+    """"causal", "bidirectional", or a description of another pattern."""
+    if torch.equal(blocked, causal(blocked.shape[0])):
+        return "causal"
+    if not blocked.any():
+        return "bidirectional"
+    if blocked.all():
+        return say("nothing: every key blocked", "何も見ない（どのキーも遮断）")
+    past = torch.ones_like(blocked).tril(-1)
+    if blocked[past].all() and not blocked[causal(blocked.shape[0])].all():
+        return say("inverted: the past hidden, the future seen", "反転：過去が隠れ、未来が見える")
+    return say(f"another pattern ({int(blocked.sum())} cells blocked)", f"別のパターン（遮断 {int(blocked.sum())} セル）")
+
+
+def decider_view(mask: str = "none", is_causal: str = "missing", config: str = "bidirectional") -> View:
+    """Chapter 14: the mask given, and the mask the kernel applied (from its output), with who decided."""
+    blocked, decider = applied(mask, is_causal, config)
+    want = intended(config)
+    given = given_mask(mask, config)
+    labels = [str(i) for i in range(LENGTH)]
+    wrong = blocked != want
+    if given is None:
+        shown, title = torch.zeros(LENGTH, LENGTH, dtype=torch.bool), say("mask given: None", "渡したマスク：None")
+    else:
+        shown = ~given[0, 0] if given.dtype == torch.bool else given[0, 0] != 0
+        title = say(f"mask given: {mask}", f"渡したマスク：{mask}")
+    panels = (Panel((~shown).float(), labels, labels, title=title, masked=shown, fmt=".0f"),
+              Panel((~blocked).float(), labels, labels, masked=blocked, fmt=".0f", framed=wrong, frame_color=RED,
+                    mark="×", title=say("applied by the kernel (from its output)", "カーネルが適用したマスク（出力から）"),
+                    alert=bool(wrong.any())))
+    name = pattern_name(blocked)
+    match = not wrong.any()
+    summary = say(f"mask {mask}, is_causal {is_causal}, config {config}: decided by {decider}; applied {name}; "
+                  f"{'matches' if match else 'does NOT match'} the intent of the config ({config})",
+                  f"マスク {mask}、is_causal {is_causal}、設定 {config}：決めたのは{decider}。適用されたのは {name}。"
+                  f"設定の意図（{config}）と{'一致する' if match else '一致しない'}")
+    caption = say("1: may attend    hatched: blocked    ×: differs from the intent of the config",
+                  "1：参照してよい　斜線：遮断　×：設定の意図と違う")
+    return View(panels, summary, caption)
+
+
+def decider_explorer() -> Explorer:
+    """Mask, the module's is_causal and the config -> what transformers' sdpa integration applied, and who
+    decided."""
+    controls = {
+        "mask": widgets.Dropdown(options=MASKS, value="none", description="mask"),
+        "is_causal": widgets.Dropdown(options=FLAGS, value="missing", description="is_causal"),
+        "config": widgets.Dropdown(options=CONFIGS, value="bidirectional", description="config"),
+    }
+    return explorer(controls, decider_view)
+
+
+EXPLORERS = (decider_explorer,)
+
+
+# --- the exercises' checks ---
+
+SITUATIONS_1 = (
+    ("none", "missing", 5),     # no mask, a module without is_causal, 5 queries
+    ("none", "False", 5),       # no mask, is_causal=False
+    ("bool-bidirectional", "True", 5),    # a bidirectional bool mask, is_causal=True
+    ("none", "True", 1),        # one query (a decode step), no mask, is_causal=True
+)
+
+
+def _situation(mask: str, flag: str, L: int) -> str:
+    """What transformers' sdpa integration applies in one of SITUATIONS_1, computed: "causal" or "bidirectional"."""
+    S = 5
+    module = _Probe()
+    if flag != "missing":
+        module.is_causal = flag == "True"
+    q, k = _qk(L, S, seed=5)
+    given = None if mask == "none" else torch.ones(1, 1, L, S, dtype=torch.bool)
+    out, _ = sdpa_attention_forward(module, q, k, torch.eye(S)[None, None], given)
+    blocked = out[0, :, 0] == 0
+    return "causal" if torch.equal(blocked, causal(L, S)) and blocked.any() else "bidirectional"
+
+
+def _words(answer: object, n: int) -> tuple[str, ...]:
+    if isinstance(answer, str) or not isinstance(answer, (tuple, list)):
+        raise Mistake(f"give a tuple of {n} strings, each \"causal\" or \"bidirectional\"",
+                      f"\"causal\" か \"bidirectional\" の文字列 {n} 個のタプルで答えること")
+    words = tuple(str(a).strip().lower() if isinstance(a, str) else a for a in answer)
+    if len(words) != n:
+        raise Mistake(f"give one word per situation: {n} of them", f"状況 1 つにつき 1 語、全部で {n} 個答えること")
+    if not all(w in ("causal", "bidirectional") for w in words):
+        raise Mistake("each word must be \"causal\" or \"bidirectional\"",
+                      "どの語も \"causal\" か \"bidirectional\" にすること")
+    return words
+
 
 @exercise
-def check_1(answer: object, n: int) -> None:
-    """Exercise 1: how many cells the causal mask of n tokens blocks."""
-    got = as_int(answer, Mistake("answer with an int: a number of cells", "int で答えること（セルの個数）"))
-    expected = int(example_mask(n).sum())
-    if got != expected:
-        raise Mistake(f"count the cells above the diagonal of the {n} x {n} mask",
-                      f"{n} x {n} のマスクの対角線より上にあるセルを数えること")
+def check_1(answer: object) -> None:
+    """Exercise 1: what transformers' sdpa integration applies in each of SITUATIONS_1."""
+    words = _words(answer, len(SITUATIONS_1))
+    expected = tuple(_situation(*s) for s in SITUATIONS_1)
+    if words == expected:
+        return
+    if words[0] != expected[0]:
+        raise Mistake("situation 1: a module without is_causal is not read as False; look at the default of the "
+                      "getattr in the integration's source",
+                      "状況 1：is_causal を持たないモジュールは False とは読まれない。統合部のソースにある getattr の"
+                      "既定値を見ること")
+    if words[2] != expected[2]:
+        raise Mistake("situation 3: when a mask is given, the integration does not pass is_causal=True on to the "
+                      "kernel; the mask alone decides",
+                      "状況 3：マスクが渡されると、統合部は is_causal=True をカーネルに渡さない。マスクだけが決める")
+    if words[3] != expected[3]:
+        raise Mistake("situation 4: with a single query the integration turns is_causal off; every key in the "
+                      "cache is in that query's past",
+                      "状況 4：クエリが 1 つのとき、統合部は is_causal を切る。キャッシュのキーはどれもそのクエリの"
+                      "過去にある")
+    raise Mistake("situation 2: with no mask, is_causal=False is what the kernel gets",
+                  "状況 2：マスクがないとき、カーネルが受け取るのは is_causal=False である")
+
+
+def reference_leak_test(module: Callable, length: int = 6) -> bool:
+    """True when changing a later token moves an earlier output (padded and not), beyond 1e-6."""
+    return any(bool((later_token_moves(module, length, p, padded=padded)[:p] > 1e-6).any())
+               for padded in (False, True) for p in range(1, length))
+
+
+def _leak_cases() -> dict[str, tuple[nn.Module, bool]]:
+    """Modules the learner's leak test is run on, with the right verdict (True = a future leak)."""
+    cases = {}
+    for name in ("own mask after the library skipped it", "encoder run as a decoder", "float mask cast to bool"):
+        for fixed in (False, True):
+            cases[f"{name}{' (fixed)' if fixed else ''}"] = (bug(name, fixed), not fixed)
+    return cases
+
+
+@exercise
+def check_2(answer: object) -> None:
+    """Exercise 2: a function leaks(module) -> bool, True when a later token moves an earlier output."""
+    if not callable(answer):
+        raise Mistake("give a function leaks(module) that returns True or False",
+                      "True か False を返す関数 leaks(module) を答えること")
+    for name, (module, leak) in _leak_cases().items():
+        try:
+            got = answer(module)
+        except Exception as error:   # noqa: BLE001
+            raise Mistake(f"your function raised {type(error).__name__} on the module \"{name}\": "
+                          f"{str(error).splitlines()[0][:80] if str(error) else ''}",
+                          f"モジュール「{name}」で、書いた関数が {type(error).__name__} を出した"
+                          f"（{str(error).splitlines()[0][:80] if str(error) else ''}）") from None
+        if isinstance(got, torch.Tensor) and got.numel() == 1:
+            got = bool(got)
+        if not isinstance(got, bool):
+            raise Mistake("your function must return a bool (True = leaks)",
+                          "書いた関数は bool を返すこと（True = 漏れる）")
+        assert leak == reference_leak_test(module)
+        if got != leak and leak:
+            raise Mistake(f"\"{name}\" leaks, and your test says it does not: nothing padded is the case where the "
+                          "library skips the mask, so test an unpadded batch, and compare the positions BEFORE the "
+                          "changed one",
+                          f"「{name}」は漏れるのに、書いたテストは漏れないと言う。ライブラリがマスクを省くのは"
+                          "パディングがないときなので、パディングのないバッチを試し、変えた位置より前の位置を比べること")
+        if got != leak:
+            raise Mistake(f"\"{name}\" is correct, and your test says it leaks: an output at or after the changed "
+                          "position may move; only the earlier ones must stay",
+                          f"「{name}」は正しいのに、書いたテストは漏れると言う。変えた位置とそれより後の出力は"
+                          "動いてよい。動いてはならないのは、それより前の出力だけである")

@@ -217,8 +217,12 @@ EXPECTED["13"] = [  # mask_explorer: window 3 -> 4, layers 2 -> 4, sinks 0 -> 1,
     Move("chunk", presses=-1, after="whole mask as one mask_mod: True; last chunk: 1 x 10, 4 cell(s)", masked=110),
 ]
 
-EXPECTED["14"] = [  # example_explorer: tokens 4 -> 5 (the skeleton's; write the chapter's own moves)
-    Move("tokens", presses=1, before="4 tokens: 6 cells blocked", after="5 tokens: 10 cells blocked", masked=10),
+EXPECTED["14"] = [  # decider_explorer: is_causal missing -> False, config -> causal, mask -> bool -> float cast to bool
+    Move("is_causal", kind="dropdown", option="False", before="decided by the integration default",
+         after="decided by module.is_causal=False (the mask is None); applied bidirectional; matches", masked=0),
+    Move("config", kind="dropdown", option="causal", after="applied bidirectional; does NOT match", masked=0),
+    Move("mask", kind="dropdown", option="bool", after="decided by the mask", masked=30),
+    Move("mask", kind="dropdown", option="float cast to bool", after="applied inverted: the past hidden", masked=42),
 ]
 
 
