@@ -383,7 +383,8 @@ def pattern_name(blocked: torch.Tensor) -> str:
     past = torch.ones_like(blocked).tril(-1)
     if blocked[past].all() and not blocked[causal(blocked.shape[0])].all():
         return say("inverted: the past hidden, the future seen", "反転：過去が隠れ、未来が見える")
-    return say(f"another pattern ({int(blocked.sum())} cells blocked)", f"別のパターン（遮断 {int(blocked.sum())} セル）")
+    cells = int(blocked.sum())
+    return say(f"another pattern ({cells} cells blocked)", f"別のパターン（遮断 {cells} セル）")
 
 
 def decider_view(mask: str = "none", is_causal: str = "missing", config: str = "bidirectional") -> View:
@@ -400,7 +401,8 @@ def decider_view(mask: str = "none", is_causal: str = "missing", config: str = "
         title = say(f"mask given: {mask}", f"渡したマスク：{mask}")
     panels = (Panel((~shown).float(), labels, labels, title=title, masked=shown, fmt=".0f"),
               Panel((~blocked).float(), labels, labels, masked=blocked, fmt=".0f", framed=wrong, frame_color=RED,
-                    mark="×", title=say("applied by the kernel (from its output)", "カーネルが適用したマスク（出力から）"),
+                    mark="×", title=say("applied by the kernel (from its output)",
+                                        "カーネルが適用したマスク（出力から）"),
                     alert=bool(wrong.any())))
     name = pattern_name(blocked)
     match = not wrong.any()
@@ -473,19 +475,19 @@ def check_1(answer: object) -> None:
     if words[0] != expected[0]:
         raise Mistake("situation 1: a module without is_causal is not read as False; look at the default of the "
                       "getattr in the integration's source",
-                      "状況 1：is_causal を持たないモジュールは False とは読まれない。統合部のソースにある getattr の"
-                      "既定値を見ること")
+                      "状況 1 では、is_causal を持たないモジュールは False とは読まれない。"
+                      "統合部のソースにある getattr の既定値を見ること")
     if words[2] != expected[2]:
         raise Mistake("situation 3: when a mask is given, the integration does not pass is_causal=True on to the "
                       "kernel; the mask alone decides",
-                      "状況 3：マスクが渡されると、統合部は is_causal=True をカーネルに渡さない。マスクだけが決める")
+                      "状況 3 では、マスクが渡されると統合部は is_causal=True をカーネルに渡さない。マスクだけが決める")
     if words[3] != expected[3]:
         raise Mistake("situation 4: with a single query the integration turns is_causal off; every key in the "
                       "cache is in that query's past",
-                      "状況 4：クエリが 1 つのとき、統合部は is_causal を切る。キャッシュのキーはどれもそのクエリの"
+                      "状況 4 では、クエリが 1 つなので統合部は is_causal を切る。キャッシュのキーはどれもそのクエリの"
                       "過去にある")
     raise Mistake("situation 2: with no mask, is_causal=False is what the kernel gets",
-                  "状況 2：マスクがないとき、カーネルが受け取るのは is_causal=False である")
+                  "状況 2 では、マスクがないので、カーネルが受け取るのは is_causal=False である")
 
 
 def reference_leak_test(module: Callable, length: int = 6) -> bool:

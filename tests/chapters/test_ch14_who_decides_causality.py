@@ -136,7 +136,7 @@ def test_check_1_accepts_every_right_form():
 @pytest.mark.parametrize("answer, hint, hint_ja", [
     (("bidirectional",) + RIGHT_1[1:], "getattr", "getattr"),
     (("causal", "bidirectional", "causal", "bidirectional"), "mask alone decides", "マスクだけ"),
-    (("causal", "bidirectional", "bidirectional", "causal"), "single query", "クエリが 1 つ"),
+    (("causal", "bidirectional", "bidirectional", "causal"), "single query", "クエリが 1 つなので"),
     (("causal", "causal", "bidirectional", "bidirectional"), "situation 2", "状況 2"),
     (("causal", "bidirectional"), "4 of them", "4 個"),
     (("causal", "bidirectional", "yes", "no"), "each word", "どの語も"),
