@@ -312,6 +312,31 @@ def later_token_moves(module: Callable, length: int = 6, position: int | None = 
     return (module(changed, kpm, None) - module(x, kpm, None))[0].abs().amax(-1)
 
 
+# --- step 4: the picture against the behaviour ---
+
+def picture_view(measured: torch.Tensor) -> View:
+    """Step 4: the mask the library built for a cross-attention called without a mask (None: nothing blocked)
+    beside the mask measured from its behaviour (bool (L, L), True = blocked)."""
+    arguments.bool_mask(measured, "measured")
+    if measured.dim() != 2 or measured.shape[0] != measured.shape[1]:
+        raise ValueError(f"measured must be a square (L, L) bool mask, got shape {tuple(measured.shape)}")
+    built = torch.zeros_like(measured)
+    labels = [str(i) for i in range(measured.shape[0])]
+    axes = dict(xlabel=say("image token", "画像トークン"), ylabel=say("text token", "テキストトークン"), fmt=".0f")
+    title = say("the mask the library built: None", "ライブラリが作ったマスク：None")
+    panels = (Panel((~built).float(), labels, labels, title=title, masked=built, **axes),
+              Panel((~measured).float(), labels, labels, title=say("what the kernel applied (infer_mask)",
+                                                                   "カーネルが適用したもの（infer_mask）"),
+                    masked=measured, framed=measured != built, mark="×", alert=bool(measured.any()), **axes))
+    name = pattern_name(measured)
+    summary = say(f"Mllama cross-attention, no cross_attention_mask: built None (every image token visible); "
+                  f"applied {name}",
+                  f"Mllama のクロスアテンション、cross_attention_mask なし：作られたのは None（どの画像トークンも"
+                  f"見える）。適用されたのは {name}")
+    return View(panels, summary, say("1: may attend    hatched: blocked    ×: the picture is wrong here",
+                                     "1：参照してよい　斜線：遮断　×：図がここで誤っている"))
+
+
 # --- the explorer: mask x is_causal x config, through transformers' sdpa integration ---
 
 MASKS = ("none", "bool", "float", "float cast to bool")

@@ -182,3 +182,12 @@ def test_check_2_rejects_with_the_right_hint():
         with pytest.raises(Mistake, match=hint):
             ch14.check_2(answer)
         assert hint_ja in japanese_hint(ch14.check_2, answer)
+
+
+def test_picture_view_says_what_was_applied():
+    view = ch14.picture_view(ch14.causal(4))
+    assert view.summary.endswith("applied causal") and len(view.panels) == 2
+    with pytest.raises(ValueError, match="square"):
+        ch14.picture_view(torch.zeros(2, 3, dtype=torch.bool))
+    with pytest.raises(TypeError, match="measured"):
+        ch14.picture_view(torch.zeros(3, 3))
