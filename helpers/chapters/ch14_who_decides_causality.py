@@ -17,19 +17,23 @@ calls transformers' real mask builder (`masking_utils.sdpa_mask`) and its real s
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
 
 import ipywidgets as widgets
+import numpy as np
 import torch
 import torch.nn.functional as F
 import transformers
 from torch import nn
 from transformers import masking_utils
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.modeling_utils import AttentionInterface
 
-from helpers import arguments
+from helpers import arguments, language
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
@@ -59,30 +63,64 @@ def source_lines(function: Callable, *needles: str) -> list[str]:
 
 
 def show_source(function: Callable, *needles: str) -> None:
-    """Print source_lines under a header naming transformers' version."""
+    """Print source_lines under a header naming transformers' version (nothing is printed for bad arguments)."""
+    lines = source_lines(function, *needles)
     print(f"transformers {transformers.__version__}, {getattr(function, '__qualname__', function)}:")
-    for line in source_lines(function, *needles):
+    for line in lines:
         print("   ", line)
 
 
 # --- what the kernel received ---
 
+class Call(NamedTuple):
+    """One call of F.scaled_dot_product_attention: what the kernel got, and where the integration took is_causal
+    from."""
+    mask: str           # "None" or a tensor's dtype and shape, e.g. "bool (2, 1, 5, 5)"
+    is_causal: bool     # the flag the kernel got
+    queries: int
+    keys: int           # the keys the kernel got
+    source: str = "-"   # "keyword", "attribute" or "default" (getattr's True); "-": not through the registry
+    keys_given: int = 0  # the keys the attention function was given (0: not through the registry)
+
+
+def _is_causal_source(module: object, is_causal: object) -> str:
+    """Where sdpa_attention_forward takes is_causal from (sdpa_attention.py:132)."""
+    if is_causal is not None:
+        return "keyword"
+    return "attribute" if hasattr(module, "is_causal") else "default"
+
+
 @contextlib.contextmanager
-def kernel_calls() -> Iterator[list[tuple[str, bool, int, int]]]:
-    """Record every call to F.scaled_dot_product_attention inside the block: (mask form, is_causal, queries, keys),
-    mask form as "None" or "bool (N, 1, L, S)"; the calls still run."""
+def kernel_calls() -> Iterator[list[Call]]:
+    """Record every call to F.scaled_dot_product_attention inside the block as a Call; the calls still run.
+    Models reach sdpa through transformers' attention registry: that entry is wrapped too, to record where
+    is_causal came from (keyword, the module's attribute, or the default True) and how many keys were given."""
     real = torch.nn.functional.scaled_dot_product_attention
-    calls: list[tuple[str, bool, int, int]] = []
+    registry = AttentionInterface._global_mapping
+    real_sdpa = registry["sdpa"]
+    calls: list[Call] = []
+    pending: list[tuple[str, int]] = []
 
     def recording(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None = None,
                   dropout_p: float = 0.0, is_causal: bool = False, **kwargs: object) -> torch.Tensor:
-        calls.append((form(attn_mask), bool(is_causal), query.shape[-2], key.shape[-2]))
+        source, given = pending.pop() if pending else ("-", 0)
+        calls.append(Call(form(attn_mask), bool(is_causal), query.shape[-2], key.shape[-2], source, given))
         return real(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, **kwargs)
+
+    def integration(module: nn.Module, query: torch.Tensor, key: torch.Tensor, *args: object,
+                    **kwargs: object) -> object:
+        pending[:] = [(_is_causal_source(module, kwargs.get("is_causal")), key.shape[-2])]
+        try:
+            return real_sdpa(module, query, key, *args, **kwargs)
+        finally:
+            pending.clear()
     torch.nn.functional.scaled_dot_product_attention = recording
+    registry["sdpa"] = integration
     try:
         yield calls
     finally:
         torch.nn.functional.scaled_dot_product_attention = real
+        registry["sdpa"] = real_sdpa
 
 
 def form(mask: torch.Tensor | None) -> str:
@@ -105,6 +143,15 @@ def sdpa_blocked(attn_mask: torch.Tensor | None, is_causal: bool, L: int = 4, S:
     L = arguments.integer(L, "L", minimum=1)
     S = L if S is None else arguments.integer(S, "S", minimum=1)
     arguments.flag(is_causal, "is_causal")
+    if attn_mask is not None:
+        arguments.tensor(attn_mask, "attn_mask")
+        if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
+            raise TypeError(f"attn_mask must be a bool or float tensor, got {attn_mask.dtype}")
+        try:
+            torch.broadcast_shapes(attn_mask.shape, (1, 1, L, S))
+        except RuntimeError:
+            raise ValueError(f"attn_mask must broadcast to ({L}, {S}) (queries, keys), got shape "
+                             f"{tuple(attn_mask.shape)}") from None
     q, k = _qk(L, S)
     weights = F.scaled_dot_product_attention(q, k, torch.eye(S)[None, None], attn_mask=attn_mask,
                                              is_causal=is_causal)[0, 0]
@@ -113,7 +160,10 @@ def sdpa_blocked(attn_mask: torch.Tensor | None, is_causal: bool, L: int = 4, S:
 
 def causal(L: int, S: int | None = None) -> torch.Tensor:
     """The causal mask aligned bottom-right (query i is position S - L + i), bool (L, S), True = blocked."""
-    S = L if S is None else S
+    L = arguments.integer(L, "L", minimum=1)
+    S = L if S is None else arguments.integer(S, "S", minimum=1)
+    if S < L:
+        raise ValueError(f"S (keys) must be at least L (queries), got L={L}, S={S}")
     return torch.arange(S)[None, :] > torch.arange(L)[:, None] + (S - L)
 
 
@@ -170,7 +220,7 @@ class OwnMaskAfterSkip(TinyAttention):
     is_causal = True
 
     def bias(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.zeros(x.shape[0], 1, x.shape[1], x.shape[1])              # (N, 1, L, L), learned in Doge
+        return x.new_zeros(x.shape[0], 1, x.shape[1], x.shape[1])              # (N, 1, L, L), learned in Doge
 
     def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
         q, k, v = self.heads(x)
@@ -323,7 +373,7 @@ def picture_view(measured: torch.Tensor) -> View:
     built = torch.zeros_like(measured)
     labels = [str(i) for i in range(measured.shape[0])]
     axes = dict(xlabel=say("image token", "画像トークン"), ylabel=say("text token", "テキストトークン"), fmt=".0f")
-    title = say("the mask the library built: None", "ライブラリが作ったマスク：None")
+    title = say("what a mask-builder view would show: None", "マスクを作る側から見た図：None")
     panels = (Panel((~built).float(), labels, labels, title=title, masked=built, **axes),
               Panel((~measured).float(), labels, labels, title=say("what the kernel applied (infer_mask)",
                                                                    "カーネルが適用したもの（infer_mask）"),
@@ -332,7 +382,7 @@ def picture_view(measured: torch.Tensor) -> View:
     summary = say(f"Mllama cross-attention, no cross_attention_mask: built None (every image token visible); "
                   f"applied {name}",
                   f"Mllama のクロスアテンション、cross_attention_mask なし：作られたのは None（どの画像トークンも"
-                  f"見える）。適用されたのは {name}")
+                  f"見える）。適用されたのは {name}。")
     return View(panels, summary, say("1: may attend    hatched: blocked    ×: the picture is wrong here",
                                      "1：参照してよい　斜線：遮断　×：図がここで誤っている"))
 
@@ -397,23 +447,39 @@ def applied(mask: str = "none", is_causal: str = "missing", config: str = "causa
     return blocked, decider
 
 
-def pattern_name(blocked: torch.Tensor) -> str:
-    """"causal", "bidirectional", or a description of another pattern."""
+def _english(en: str, ja: str) -> str:
+    return en
+
+
+def pattern_name(blocked: torch.Tensor, *, english: bool = False) -> str:
+    """"causal", "bidirectional", or a description of another pattern (in the learner's language, or in English
+    for a table whose other labels are English code)."""
+    pick = _english if english else say
     if torch.equal(blocked, causal(blocked.shape[0])):
         return "causal"
     if not blocked.any():
         return "bidirectional"
     if blocked.all():
-        return say("nothing: every key blocked", "何も見ない（どのキーも遮断）")
+        return pick("nothing: every key blocked", "何も見ない（どのキーも遮断）")
     past = torch.ones_like(blocked).tril(-1)
     if blocked[past].all() and not blocked[causal(blocked.shape[0])].all():
-        return say("inverted: the past hidden, the future seen", "反転：過去が隠れ、未来が見える")
+        return pick("inverted: the past hidden, the future seen", "反転：過去が隠れ、未来が見える")
     cells = int(blocked.sum())
-    return say(f"another pattern ({cells} cells blocked)", f"別のパターン（遮断 {cells} セル）")
+    return pick(f"another pattern ({cells} cells blocked)", f"別のパターン（遮断 {cells} セル）")
 
 
 def decider_view(mask: str = "none", is_causal: str = "missing", config: str = "bidirectional") -> View:
-    """Chapter 14: the mask given, and the mask the kernel applied (from its output), with who decided."""
+    """Chapter 14: the mask given, and the mask the kernel applied (from its output), with who decided. There are
+    only 24 settings: each view is computed once, on first use, per language (the explorer's update then only
+    draws)."""
+    for name, value, options in (("mask", mask, MASKS), ("is_causal", is_causal, FLAGS), ("config", config, CONFIGS)):
+        if value not in options:
+            raise ValueError(f"{name} must be one of {options}, got {value!r}")
+    return _decider_view(mask, is_causal, config, language.current())
+
+
+@functools.cache
+def _decider_view(mask: str, is_causal: str, config: str, _language: str) -> View:
     blocked, decider = applied(mask, is_causal, config)
     want = intended(config)
     given = given_mask(mask, config)
@@ -433,10 +499,10 @@ def decider_view(mask: str = "none", is_causal: str = "missing", config: str = "
     match = not wrong.any()
     summary = say(f"mask {mask}, is_causal {is_causal}, config {config}: decided by {decider}; applied {name}; "
                   f"{'matches' if match else 'does NOT match'} the intent of the config ({config})",
-                  f"マスク {mask}、is_causal {is_causal}、設定 {config}：決めたのは{decider}。適用されたのは {name}。"
-                  f"設定の意図（{config}）と{'一致する' if match else '一致しない'}")
+                  f"マスク {mask}、is_causal {is_causal}、config {config}：決めたのは{decider}。適用されたのは {name}。"
+                  f"config の意図（{config}）と{'一致する' if match else '一致しない'}。")
     caption = say("1: may attend    hatched: blocked    ×: differs from the intent of the config",
-                  "1：参照してよい　斜線：遮断　×：設定の意図と違う")
+                  "1：参照してよい　斜線：遮断　×：config の意図と違う")
     return View(panels, summary, caption)
 
 
@@ -459,13 +525,15 @@ EXPLORERS = (decider_explorer,)
 SITUATIONS_1 = (
     ("none", "missing", 5),     # no mask, a module without is_causal, 5 queries
     ("none", "False", 5),       # no mask, is_causal=False
-    ("bool-bidirectional", "True", 5),    # a bidirectional bool mask, is_causal=True
+    ("bool-bidirectional", "True", 5),    # a bool mask that blocks nothing, is_causal=True
     ("none", "True", 1),        # one query (a decode step), no mask, is_causal=True
 )
+WORDS_1 = ("causal", "bidirectional")   # the kernel blocks every later key / the kernel blocks no key
 
 
 def _situation(mask: str, flag: str, L: int) -> str:
-    """What transformers' sdpa integration applies in one of SITUATIONS_1, computed: "causal" or "bidirectional"."""
+    """What transformers' sdpa integration applies in one of SITUATIONS_1, computed: "causal" (the kernel blocks
+    every later key, and some key is later) or "bidirectional" (the kernel blocks no key)."""
     S = 5
     module = _Probe()
     if flag != "missing":
@@ -474,20 +542,27 @@ def _situation(mask: str, flag: str, L: int) -> str:
     given = None if mask == "none" else torch.ones(1, 1, L, S, dtype=torch.bool)
     out, _ = sdpa_attention_forward(module, q, k, torch.eye(S)[None, None], given)
     blocked = out[0, :, 0] == 0
-    return "causal" if torch.equal(blocked, causal(L, S)) and blocked.any() else "bidirectional"
+    if not blocked.any():
+        return "bidirectional"
+    if torch.equal(blocked, ~torch.ones(L, S, dtype=torch.bool).tril()):   # is_causal's top-left triangle
+        return "causal"
+    raise AssertionError(f"situation {mask, flag, L}: neither word fits")
 
 
-def _words(answer: object, n: int) -> tuple[str, ...]:
-    if isinstance(answer, str) or not isinstance(answer, (tuple, list)):
+def _words(answer: object, n: int) -> tuple[object, ...]:
+    if isinstance(answer, (str, bytes, dict)) or not isinstance(answer, Iterable) or isinstance(answer, torch.Tensor):
         raise Mistake(f"give a tuple of {n} strings, each \"causal\" or \"bidirectional\"",
                       f"\"causal\" か \"bidirectional\" の文字列 {n} 個のタプルで答えること")
     words = tuple(str(a).strip().lower() if isinstance(a, str) else a for a in answer)
     if len(words) != n:
         raise Mistake(f"give one word per situation: {n} of them", f"状況 1 つにつき 1 語、全部で {n} 個答えること")
-    if not all(w in ("causal", "bidirectional") for w in words):
+    if not all(isinstance(w, str) and w in WORDS_1 for w in words):
         raise Mistake("each word must be \"causal\" or \"bidirectional\"",
                       "どの語も \"causal\" か \"bidirectional\" にすること")
     return words
+
+
+LINE_148 = "is_causal = q_length > 1 and attention_mask is None and is_causal"
 
 
 @exercise
@@ -503,16 +578,19 @@ def check_1(answer: object) -> None:
                       "状況 1 では、is_causal を持たないモジュールは False とは読まれない。"
                       "統合部のソースにある getattr の既定値を見ること")
     if words[2] != expected[2]:
-        raise Mistake("situation 3: when a mask is given, the integration does not pass is_causal=True on to the "
-                      "kernel; the mask alone decides",
-                      "状況 3 では、マスクが渡されると統合部は is_causal=True をカーネルに渡さない。マスクだけが決める")
+        raise Mistake(f"situation 3: a mask is given; which condition of `{LINE_148}` does that break? Then "
+                      "ask what this mask blocks",
+                      f"状況 3 では、マスクが渡されている。`{LINE_148}` のどの条件が成り立たなくなるかを考え、"
+                      "そのうえでこのマスクが何を遮断するかを考えること")
     if words[3] != expected[3]:
-        raise Mistake("situation 4: with a single query the integration turns is_causal off; every key in the "
-                      "cache is in that query's past",
-                      "状況 4 では、クエリが 1 つなので統合部は is_causal を切る。キャッシュのキーはどれもそのクエリの"
-                      "過去にある")
-    raise Mistake("situation 2: with no mask, is_causal=False is what the kernel gets",
-                  "状況 2 では、マスクがないので、カーネルが受け取るのは is_causal=False である")
+        raise Mistake(f"situation 4: which condition of `{LINE_148}` fails here? Then ask which keys the kernel "
+                      "blocks",
+                      f"状況 4 では、`{LINE_148}` のどの条件が成り立たないかを考え、そのうえでカーネルがどのキーを"
+                      "遮断するかを考えること")
+    raise Mistake("situation 2: there is no mask and no keyword; where does the integration take is_causal from, "
+                  "and what does it pass to the kernel?",
+                  "状況 2 では、マスクもキーワード引数もない。統合部が is_causal をどこから取り、カーネルに何を"
+                  "渡すかを考えること")
 
 
 def reference_leak_test(module: Callable, length: int = 6) -> bool:
@@ -521,13 +599,80 @@ def reference_leak_test(module: Callable, length: int = 6) -> bool:
                for padded in (False, True) for p in range(1, length))
 
 
+class _Averaging(nn.Module):
+    """A synthetic module in the checks' convention: output i = the mean of the real inputs 0 … i (causal, right by
+    construction), plus `leak` times the mean of the later real inputs (a future leak; none when leak is 0)."""
+
+    def __init__(self, leak: float) -> None:
+        super().__init__()
+        self.leak = arguments.number(leak, "leak", minimum=0.0)
+        self.embed_dim = E
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        L = x.shape[1]
+        real = (~key_padding_mask).to(x.dtype)[:, None, :]                   # (N, 1, L): 1 = a real key
+        past = torch.ones(L, L, dtype=x.dtype).tril()[None]                  # (1, L, L): key j <= query i
+        weights = past * real
+        out = weights @ x / weights.sum(-1, keepdim=True).clamp(min=1)
+        if self.leak:
+            future = (1 - past) * real
+            out = out + self.leak * (future @ x) / future.sum(-1, keepdim=True).clamp(min=1)
+        return out
+
+
 def _leak_cases() -> dict[str, tuple[nn.Module, bool]]:
     """Modules the learner's leak test is run on, with the right verdict (True = a future leak)."""
     cases = {}
     for name in ("own mask after the library skipped it", "encoder run as a decoder", "float mask cast to bool"):
         for fixed in (False, True):
             cases[f"{name}{' (fixed)' if fixed else ''}"] = (bug(name, fixed), not fixed)
+    cases["synthetic: leaks by a large amount"] = (_Averaging(1.0), True)
+    cases["synthetic: leaks by a tiny amount (1/1000)"] = (_Averaging(1e-3), True)
+    cases["synthetic: correct"] = (_Averaging(0.0), False)
     return cases
+
+
+class _Watched:
+    """A module as the learner's function sees it: every call runs the module, and its key_padding_mask is kept,
+    so that a hint can name the batch the function tried."""
+
+    def __init__(self, module: nn.Module) -> None:
+        self.module, self.masks = module, []
+
+    def __call__(self, x: object, key_padding_mask: object = None, attn_mask: object = None) -> object:
+        self.masks.append(key_padding_mask)
+        return self.module(x, key_padding_mask, attn_mask)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.module, name)
+
+
+def _verdict(got: object) -> bool | None:
+    """The learner's return value as a bool, or None if it is not a verdict (a bool, numpy bool, 1-element bool
+    tensor or array)."""
+    if isinstance(got, (bool, np.bool_)):
+        return bool(got)
+    if isinstance(got, torch.Tensor) and got.dtype == torch.bool and got.numel() == 1:
+        return bool(got)
+    if isinstance(got, np.ndarray) and got.dtype == np.bool_ and got.size == 1:
+        return bool(got)
+    return None
+
+
+def _batch_mistake(masks: list[object]) -> Mistake | None:
+    """A hint when the batch the function built breaks the convention (key_padding_mask bool, True = pad)."""
+    for kpm in masks:
+        if not isinstance(kpm, torch.Tensor) or kpm.dtype != torch.bool:
+            what = type(kpm).__name__ if not isinstance(kpm, torch.Tensor) else str(kpm.dtype)
+            return Mistake(f"key_padding_mask must be a bool tensor (N, L) with True = pad, got {what}",
+                           f"key_padding_mask は bool のテンソル (N, L)（True = パッド）にすること。渡されたのは "
+                           f"{what} である")
+        if kpm.dim() == 2 and kpm.all(-1).any():
+            return Mistake("key_padding_mask says True = pad: an item whose every position is True is all pads; "
+                           "False marks a real token",
+                           "key_padding_mask では True = パッドである。すべての位置が True のサンプルはすべてパッドで"
+                           "ある。実トークンは False で表す")
+    return None
 
 
 @exercise
@@ -535,29 +680,54 @@ def check_2(answer: object) -> None:
     """Exercise 2: a function leaks(module) -> bool, True when a later token moves an earlier output."""
     if not callable(answer):
         raise Mistake("give a function leaks(module) that returns True or False",
-                      "True か False を返す関数 leaks(module) を答えること")
+                      "answer_2 には、True か False を返す関数 leaks(module) を渡すこと")
+    results = []   # (name, the right verdict, the learner's verdict, the batches the learner's function tried)
     for name, (module, leak) in _leak_cases().items():
+        watched = _Watched(module)
         try:
-            got = answer(module)
+            got = answer(watched)
         except Exception as error:   # noqa: BLE001
-            raise Mistake(f"your function raised {type(error).__name__} on the module \"{name}\": "
-                          f"{str(error).splitlines()[0][:80] if str(error) else ''}",
-                          f"モジュール「{name}」で、書いた関数が {type(error).__name__} を出した"
-                          f"（{str(error).splitlines()[0][:80] if str(error) else ''}）") from None
-        if isinstance(got, torch.Tensor) and got.numel() == 1:
-            got = bool(got)
-        if not isinstance(got, bool):
-            raise Mistake("your function must return a bool (True = leaks)",
-                          "書いた関数は bool を返すこと（True = 漏れる）")
+            text = str(error).splitlines()[0][:80] if str(error) else ""
+            raise (_batch_mistake(watched.masks) or Mistake(
+                f"your function raised {type(error).__name__} on the module \"{name}\": {text}",
+                f"モジュール「{name}」で、書いた関数で {type(error).__name__} が発生した（{text}）")) from None
+        verdict = _verdict(got)
+        if verdict is None:
+            raise Mistake("your function must return a bool (True = leaks), not a number or a text: compare the "
+                          "change with a bound",
+                          "書いた関数は bool を返すこと（True = 漏れる）。数や文字列ではなく、変化を上限と比べた"
+                          "結果を返す")
         assert leak == reference_leak_test(module)
-        if got != leak and leak:
+        results.append((name, leak, verdict, watched.masks))
+    if all(verdict != leak for _, leak, verdict, _ in results):
+        raise Mistake("every verdict of your function is the opposite of the right one: True must mean \"leaks\"",
+                      "書いた関数の判定はすべて逆になっている。True は「漏れる」を表すこと")
+    for name, leak, verdict, masks in results:
+        if verdict == leak:
+            continue
+        mistake = _batch_mistake(masks)
+        if mistake is not None:
+            raise mistake
+        padded = any(bool(kpm.any()) for kpm in masks)
+        unpadded = any(not bool(kpm.any()) for kpm in masks)
+        if leak and not unpadded:
             raise Mistake(f"\"{name}\" leaks, and your test says it does not: nothing padded is the case where the "
-                          "library skips the mask, so test an unpadded batch, and compare the positions BEFORE the "
-                          "changed one",
-                          f"「{name}」は漏れるのに、書いたテストは漏れないと言う。ライブラリがマスクを省くのは"
-                          "パディングがないときなので、パディングのないバッチを試し、変えた位置より前の位置を比べること")
-        if got != leak:
-            raise Mistake(f"\"{name}\" is correct, and your test says it leaks: an output at or after the changed "
-                          "position may move; only the earlier ones must stay",
-                          f"「{name}」は正しいのに、書いたテストは漏れると言う。変えた位置とそれより後の出力は"
-                          "動いてよい。動いてはならないのは、それより前の出力だけである")
+                          "library skips the mask, so test an unpadded batch",
+                          f"「{name}」は未来が漏れるのに、書いたテストは漏れないと判定した。ライブラリがマスクを省くのは"
+                          "パディングがないときなので、パディングのないバッチを試すこと")
+        if leak:
+            raise Mistake(f"\"{name}\" leaks, and your test says it does not: a leak can be tiny, and a correct "
+                          "module's earlier outputs stay bit for bit the same, so any change of an output BEFORE "
+                          "the changed position is a leak (1e-6 is a float32 bound)",
+                          f"「{name}」は未来が漏れるのに、書いたテストは漏れないと判定した。漏れはごく小さいことも"
+                          "ある。正しいモジュールなら前の出力はビット単位で変わらないので、変えた位置より前の出力が"
+                          "少しでも動けば漏れである（1e-6 は float32 での上限）")
+        if padded:
+            raise Mistake(f"\"{name}\" is correct, and your test says it leaks: outputs at pad positions mean "
+                          "nothing (a pad query may see any key), so compare real tokens only",
+                          f"「{name}」は正しいのに、書いたテストは漏れると判定した。パッドの位置の出力には意味がない"
+                          "（パッドのクエリはどのキーを見てもよい）ので、実トークンの出力だけを比べること")
+        raise Mistake(f"\"{name}\" is correct, and your test says it leaks: an output at or after the changed "
+                      "position may move; only the earlier ones must stay",
+                      f"「{name}」は正しいのに、書いたテストは漏れると判定した。変えた位置とそれより後の出力は"
+                      "動いてよい。動いてはならないのは、それより前の出力だけである")

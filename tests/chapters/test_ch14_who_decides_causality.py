@@ -1,10 +1,12 @@
 """Chapter 14: the deciders, the bug modules, the explorer and the exercise checks
 (helpers/chapters/ch14_who_decides_causality.py)."""
 
+import numpy as np
 import pytest
 import torch
 from transformers import masking_utils
 from transformers.integrations import sdpa_attention
+from transformers.modeling_utils import AttentionInterface
 
 from helpers import diagnose
 from helpers.chapters import ch14_who_decides_causality as ch14
@@ -27,6 +29,22 @@ def test_sdpa_blocked_reads_the_two_deciders():
         ch14.sdpa_blocked(None, 1, 3)
     with pytest.raises(ValueError, match="L"):
         ch14.sdpa_blocked(None, True, 0)
+    with pytest.raises(ValueError, match="attn_mask"):
+        ch14.sdpa_blocked(torch.ones(2, 2, dtype=torch.bool), False, 3)
+    with pytest.raises(TypeError, match="attn_mask"):
+        ch14.sdpa_blocked(torch.ones(3, 3, dtype=torch.long), False, 3)
+    with pytest.raises(TypeError, match="attn_mask"):
+        ch14.sdpa_blocked([[True]], False, 1)
+
+
+def test_causal_refuses_bad_sizes():
+    assert torch.equal(ch14.causal(2, 3), torch.tensor([[False, False, True], [False, False, False]]))
+    with pytest.raises(ValueError, match="L"):
+        ch14.causal(0)
+    with pytest.raises(TypeError, match="S"):
+        ch14.causal(2, 2.5)
+    with pytest.raises(ValueError, match="at least L"):
+        ch14.causal(3, 2)
 
 
 def test_source_lines_name_file_and_line():
@@ -42,13 +60,28 @@ def test_source_lines_name_file_and_line():
         ch14.source_lines("sdpa", "x")
 
 
+def test_show_source_prints_nothing_for_bad_arguments(capsys):
+    with pytest.raises(ValueError, match="none of"):
+        ch14.show_source(sdpa_attention.sdpa_attention_forward, "no such line anywhere")
+    assert capsys.readouterr().out == ""
+
+
 def test_kernel_calls_records_and_restores():
     real = torch.nn.functional.scaled_dot_product_attention
     q = torch.randn(1, 1, 3, 4)
+    registry = AttentionInterface._global_mapping
+    real_sdpa = registry["sdpa"]
     with ch14.kernel_calls() as calls:
         torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
-    assert calls == [("None", True, 3, 3)]
-    assert torch.nn.functional.scaled_dot_product_attention is real
+        k = torch.randn(1, 1, 5, 4)
+        registry["sdpa"](ch14._Probe(), q, k, k, None)                         # no attribute: the default, True
+        flagged = ch14._Probe()
+        flagged.is_causal = False
+        registry["sdpa"](flagged, q, q, q, None)
+        registry["sdpa"](flagged, q, q, q, None, is_causal=True)
+    assert calls == [("None", True, 3, 3, "-", 0), ("None", True, 3, 3, "default", 5),
+                     ("None", False, 3, 3, "attribute", 3), ("None", True, 3, 3, "keyword", 3)]
+    assert torch.nn.functional.scaled_dot_product_attention is real and registry["sdpa"] is real_sdpa
 
 
 # --- the bug modules behave as the chapter says ---
@@ -70,6 +103,13 @@ def test_the_skip_only_bugs_hide_behind_padding():
         moved = ch14.later_token_moves(ch14.bug(name), 6, padded=True)
         assert (moved[:-1] == 0).all()                                  # padded: the library built the mask
         assert (ch14.later_token_moves(ch14.bug(name), 6)[:-1] > 0).any()   # unpadded: the future leaks
+
+
+def test_the_bug_modules_run_in_float64():
+    x = torch.randn(1, 4, ch14.E, dtype=torch.float64)
+    for name in ch14.BUGS:
+        for fixed in (False, True):
+            assert ch14.bug(name, fixed).double()(x, torch.zeros(1, 4, dtype=torch.bool)).dtype == torch.float64
 
 
 def test_bug_and_later_token_moves_refuse_bad_input():
@@ -99,9 +139,10 @@ def test_the_views_rule():
                     assert torch.equal(blocked, ch14.causal(6) if flag != "False" else ch14.intended("bidirectional"))
                 else:
                     assert not torch.equal(blocked, ch14.intended(config))
-    for name, value in (("mask", "full"), ("is_causal", "maybe"), ("config", "both")):
+    for name, value in (("mask", "full"), ("is_causal", "maybe"), ("config", "both"), ("mask", None)):
         with pytest.raises(ValueError, match=name):
             ch14.decider_view(**{name: value})
+    assert ch14.decider_view("bool", "True", "causal") is ch14.decider_view("bool", "True", "causal")   # cached
 
 
 def test_the_explorer_shows_its_view_and_moves():
@@ -130,13 +171,15 @@ def test_check_1_accepts_every_right_form():
     ch14.check_1.solution(list(RIGHT_1))
     ch14.check_1.solution(tuple(w.upper() for w in RIGHT_1))
     ch14.check_1.solution((" causal ",) + RIGHT_1[1:])
+    ch14.check_1.solution(w for w in RIGHT_1)                              # a generator
     assert RIGHT_1 == tuple(ch14._situation(*s) for s in ch14.SITUATIONS_1)
 
 
 @pytest.mark.parametrize("answer, hint, hint_ja", [
     (("bidirectional",) + RIGHT_1[1:], "getattr", "getattr"),
-    (("causal", "bidirectional", "causal", "bidirectional"), "mask alone decides", "マスクだけ"),
-    (("causal", "bidirectional", "bidirectional", "causal"), "single query", "クエリが 1 つなので"),
+    (("causal", "bidirectional", "causal", "bidirectional"), "situation 3: a mask is given; which condition",
+     "状況 3"),
+    (("causal", "bidirectional", "bidirectional", "causal"), "situation 4: which condition", "状況 4"),
     (("causal", "causal", "bidirectional", "bidirectional"), "situation 2", "状況 2"),
     (("causal", "bidirectional"), "4 of them", "4 個"),
     (("causal", "bidirectional", "yes", "no"), "each word", "どの語も"),
@@ -148,18 +191,19 @@ def test_check_1_rejects_with_the_right_hint(answer, hint, hint_ja):
     assert hint_ja in japanese_hint(ch14.check_1, answer)
 
 
-def _leaks(unpadded=True, compare="before"):
+def _leaks(unpadded=True, compare="before", left_pad=False, bound=1e-6, pads_value=False, invert=False):
     def leaks(module):
         x = torch.randn(2, 6, 8, generator=torch.Generator().manual_seed(0))
         changed = x.clone()
         changed[:, -1] += 1.0
         pads = torch.zeros(2, 6, dtype=torch.bool)
-        pads[1, -1] = not unpadded
-        pads[0, -1] = not unpadded
+        pads[:, -1] = not unpadded
+        pads[1, 0] = left_pad
+        pads |= pads_value                                   # True everywhere: the polarity mixed up
         with torch.no_grad():
             moved = module(changed, pads, None) - module(x, pads, None)
         moved = moved[:, :-1] if compare == "before" else moved
-        return bool(moved.abs().max() > 1e-6)
+        return bool(moved.abs().max() > bound) != invert
     return leaks
 
 
@@ -167,15 +211,34 @@ def test_check_2_accepts_the_solution_and_the_reference():
     ch14.check_2.solution(_leaks())
     ch14.check_2.solution(ch14.reference_leak_test)
     ch14.check_2.solution(lambda module: torch.tensor(ch14.reference_leak_test(module)))   # a 0-d bool tensor
+    ch14.check_2.solution(lambda module: np.bool_(ch14.reference_leak_test(module)))        # a numpy bool
+    ch14.check_2.solution(_leaks(bound=0.0))                                                  # bit for bit
+
+
+def test_the_synthetic_modules_leak_as_named():
+    for name, (module, leak) in ch14._leak_cases().items():
+        assert ch14.reference_leak_test(module) == leak, name
+    tiny = ch14._leak_cases()["synthetic: leaks by a tiny amount (1/1000)"][0]
+    moved = ch14.later_token_moves(tiny, 6)[:-1]
+    assert (moved > 1e-5).all() and (moved < 1e-2).all()
 
 
 def test_check_2_rejects_with_the_right_hint():
     cases = [
-        (_leaks(compare="all"), "is correct, and your test says it leaks", "正しいのに"),
-        (lambda module: False, "leaks, and your test says it does not", "漏れないと言う"),
-        (_leaks(unpadded=False), "leaks, and your test says it does not", "パディングのないバッチ"),
+        (_leaks(compare="all"), "an output at or after the changed", "正しいのに"),
+        (lambda module: False, "leaks, and your test says it does not", "漏れないと判定した"),
+        (_leaks(unpadded=False), "test an unpadded batch", "パディングのないバッチ"),
+        (_leaks(left_pad=True), "outputs at pad positions mean nothing", "パッドの位置の出力"),
+        (_leaks(bound=1.0), "a leak can be tiny", "ごく小さい"),
+        (_leaks(bound=0.01), "a leak can be tiny", "ごく小さい"),
+        (_leaks(pads_value=True), "True = pad", "True = パッド"),
+        (_leaks(invert=True), "the opposite", "逆"),
+        (lambda module: torch.tensor(0.5), "must return a bool", "bool を返す"),
         (lambda module: "no", "must return a bool", "bool を返す"),
-        (lambda module: module(torch.randn(2, 6, 5), None, None), "raised", "を出した"),
+        (lambda module: module(torch.randn(2, 6, 5), torch.zeros(2, 6, dtype=torch.bool), None), "raised",
+         "が発生した"),
+        (lambda module: module(torch.randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long), None), "bool tensor",
+         "bool のテンソル"),
         ("leaks", "give a function", "関数 leaks"),
     ]
     for answer, hint, hint_ja in cases:
