@@ -17,6 +17,7 @@ calls transformers' real mask builder (`masking_utils.sdpa_mask`) and its real s
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import inspect
 import os
@@ -32,8 +33,10 @@ from torch import nn
 from transformers import masking_utils
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.modeling_utils import AttentionInterface
+from transformers.models.mllama.modeling_mllama import MllamaTextModel
 
-from helpers import arguments, language
+from helpers import arguments, diagnose, language
+from helpers.checks import check_mask_pattern, infer_mask
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
@@ -165,6 +168,100 @@ def causal(L: int, S: int | None = None) -> torch.Tensor:
     if S < L:
         raise ValueError(f"S (keys) must be at least L (queries), got L={L}, S={S}")
     return torch.arange(S)[None, :] > torch.arange(L)[:, None] + (S - L)
+
+
+# --- step 2: tiny models, and what their kernel got ---
+
+DECODER = dict(hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+               head_dim=4)
+
+
+def tiny(config_class: type, model_class: type | None = None, **sizes: object) -> nn.Module:
+    """A seeded model of `config_class` with random weights (vocabulary 20), in eval mode. initializer_range 0.5,
+    not 0.02: a dependence must show far above the checks' tolerance."""
+    torch.manual_seed(0)
+    config = config_class(vocab_size=20, max_position_embeddings=32, **{"initializer_range": 0.5, **sizes})
+    return (model_class or transformers.AutoModel.from_config)(config).eval()
+
+
+def tiny_models() -> dict[str, nn.Module]:
+    """The chapter's tiny models, built afresh: a decoder-only Llama (causal, and with config.is_causal=False),
+    BERT, a BART encoder–decoder, Mllama's text model (cross-attention in layer 1) and Mistral (window 3)."""
+    return {
+        "llama": tiny(transformers.LlamaConfig, **DECODER),
+        "bidirectional_llama": tiny(transformers.LlamaConfig, is_causal=False, **DECODER),
+        "bert": tiny(transformers.BertConfig, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=16),
+        "bart": tiny(transformers.BartConfig, d_model=8, encoder_layers=1, decoder_layers=1,
+                     encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=16, decoder_ffn_dim=16),
+        "mllama": tiny(transformers.MllamaTextConfig, MllamaTextModel, hidden_size=16, intermediate_size=32,
+                       num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, cross_attention_layers=[1],
+                       bos_token_id=0, eos_token_id=1, pad_token_id=2),
+        "mistral": tiny(transformers.MistralConfig, sliding_window=3, **DECODER),
+    }
+
+
+def decision_cases(models: dict[str, nn.Module], which: str = "main") -> dict[str, tuple]:
+    """{name: (model, its inputs, its attention calls in order)}: "main" (step 2's table) or "more" (BERT's
+    encoder and Mistral's window, step 2's optional part). Token ids (2, 5), item 1 of the padded batch
+    left-padded; 5 image tokens (2, 5, 16) for Mllama's cross-attention."""
+    _check_cases(models, which)
+    ids = torch.randint(3, 20, (2, 5), generator=torch.Generator().manual_seed(0))
+    unpadded, padded = torch.ones(2, 5, dtype=torch.long), torch.tensor([[1, 1, 1, 1, 1], [0, 1, 1, 1, 1]])
+    image = torch.randn(2, 5, 16, generator=torch.Generator().manual_seed(1))
+    llama, mllama = models["llama"], models["mllama"]
+    if which == "more":
+        return {"BERT encoder, nothing padded": (models["bert"], dict(input_ids=ids), ["self"]),
+                "Mistral window 3, 5 tokens": (models["mistral"], dict(input_ids=ids), ["self"]),
+                "Mistral window 3, 2 tokens": (models["mistral"], dict(input_ids=ids[:, :2]), ["self"])}
+    return {
+        "Llama, nothing padded": (llama, dict(input_ids=ids, attention_mask=unpadded), ["self"]),
+        "Llama, one item left-padded": (llama, dict(input_ids=ids, attention_mask=padded), ["self"]),
+        "Llama, config.is_causal=False": (models["bidirectional_llama"], dict(input_ids=ids), ["self"]),
+        "Llama, keyword is_causal=False": (llama, dict(input_ids=ids, is_causal=False), ["self"]),
+        "BART": (models["bart"], dict(input_ids=ids, decoder_input_ids=ids[:, :4]), ["encoder", "decoder", "cross"]),
+        "Mllama, 5 text tokens": (mllama, dict(input_ids=ids, cross_attention_states=image, use_cache=False),
+                                  ["self", "cross"]),
+        "Mllama, 3 text tokens": (mllama, dict(input_ids=ids[:, :3], cross_attention_states=image,
+                                               use_cache=False), ["self", "cross"]),
+    }
+
+
+def kernel_decisions(models: dict[str, nn.Module], which: str = "main") -> tuple[dict, dict]:
+    """Run each of decision_cases(models, which) under kernel_calls(): ({(case, attention): Call},
+    {case: last_hidden_state}). One Call per attention call, in the order the case names them."""
+    rows, outputs = {}, {}
+    for name, (model, inputs, parts) in decision_cases(models, which).items():
+        with kernel_calls() as calls, torch.no_grad():
+            outputs[name] = model(**inputs).last_hidden_state
+        for part, call in zip(parts, calls, strict=True):
+            rows[name, part] = call
+    return rows, outputs
+
+
+def decisions_table(rows: dict) -> str:
+    """kernel_decisions' rows as a table: mask, is_causal the kernel got, where it came from, queries x keys."""
+    lines = [f"{'model, attention':40s} {'mask':18s} {'is_causal':9s}  {'taken from':10s}  queries x keys"]
+    for (name, part), call in rows.items():
+        given = f" (of {call.keys_given} given)" if call.keys_given != call.keys else ""
+        lines.append(f"{name + ', ' + part:40s} {call.mask:18s} {call.is_causal!s:9s}  {call.source:10s}  "
+                     f"{call.queries} x {call.keys}{given}")
+    return "\n".join(lines)
+
+
+def is_causal_attributes(models: dict[str, nn.Module]) -> dict[str, object]:
+    """The is_causal attribute of three attention modules ("missing" when there is none)."""
+    return {"LlamaAttention": getattr(models["llama"].layers[0].self_attn, "is_causal", "missing"),
+            "MllamaTextCrossAttention": getattr(models["mllama"].layers[1].cross_attn, "is_causal", "missing"),
+            "BART's cross-attention": getattr(models["bart"].decoder.layers[0].encoder_attn, "is_causal", "missing")}
+
+
+def _check_cases(models: object, which: object) -> None:
+    if which not in ("main", "more"):
+        raise ValueError(f"which must be \"main\" or \"more\", got {which!r}")
+    names = {"llama", "bidirectional_llama", "bert", "bart", "mllama", "mistral"}
+    if not isinstance(models, dict) or not names <= set(models):
+        raise TypeError(f"models must be the dict of tiny_models(), with the keys {sorted(names)}")
 
 
 # --- the bug patterns: small modules in the checks' convention ---
@@ -337,6 +434,59 @@ def bug(name: str, fixed: bool = False) -> nn.Module:
     return BUGS[name][1 if fixed else 0]()
 
 
+# --- step 3: each pattern measured ---
+
+class BugFinding(NamedTuple):
+    """One bug module (or its fix) on an unpadded batch."""
+    kernel: str     # what the kernel got, e.g. "None, is_causal=True"
+    applied: str    # the pattern infer_mask recovers from its behaviour
+    moved: bool     # its outputs differ from the fix's (same weights) by more than 0.01
+    passed: bool    # check_mask_pattern against the intended pattern
+    codes: list     # helpers.diagnose's codes (empty: passed)
+
+
+def bug_findings(seed: int = 2) -> dict[tuple[str, str], BugFinding]:
+    """{(pattern, "buggy" or "fixed"): BugFinding} for every pattern of BUGS, on x (2, 6, E) with nothing padded."""
+    x = torch.randn(2, 6, E, generator=torch.Generator().manual_seed(arguments.integer(seed, "seed")))
+    no_pads = torch.zeros(2, 6, dtype=torch.bool)
+    findings = {}
+    for name, (buggy, fixed, intent, _thread) in BUGS.items():
+        with torch.no_grad():
+            fixed_out = fixed()(x, no_pads)
+        for label, module in (("buggy", buggy()), ("fixed", fixed())):
+            with kernel_calls() as calls, torch.no_grad():
+                out = module(x, no_pads)
+            findings[name, label] = BugFinding(
+                f"{calls[0].mask}, is_causal={calls[0].is_causal}",
+                pattern_name(infer_mask(module, 6, embed_dim=E), english=True),
+                bool((out - fixed_out).abs().max() > 0.01),
+                check_mask_pattern(module, intent, length=6, embed_dim=E).passed,
+                diagnose(module, expect=intent).codes)
+    return findings
+
+
+def findings_table(findings: dict[tuple[str, str], BugFinding]) -> str:
+    """bug_findings' results, one block per pattern (its thread and intent), one line per version."""
+    lines = []
+    for name, (_buggy, _fixed, intent, thread) in BUGS.items():
+        lines.append(f"{name} ({thread}), intended {intent}:")
+        for label in ("buggy", "fixed"):
+            f = findings[name, label]
+            lines.append(f"  {label}  kernel got {f.kernel:35s} applied {f.applied:42s} moved {f.moved!s:5s}  "
+                         f"check {'passed' if f.passed else 'failed'}  diagnose {', '.join(f.codes) or 'passed'}")
+    return "\n".join(lines)
+
+
+def same_when_padded(name: str, seed: int = 2) -> bool:
+    """Whether the bug module `name` and its fix give bit-for-bit equal outputs on a batch whose item 1 is
+    left-padded (2 pads): the library then builds the mask."""
+    x = torch.randn(2, 6, E, generator=torch.Generator().manual_seed(arguments.integer(seed, "seed")))
+    pads = torch.zeros(2, 6, dtype=torch.bool)
+    pads[1, :2] = True
+    with torch.no_grad():
+        return torch.equal(bug(name)(x, pads), bug(name, fixed=True)(x, pads))
+
+
 # --- step 5: the regression test ---
 
 @torch.no_grad()
@@ -362,6 +512,33 @@ def later_token_moves(module: Callable, length: int = 6, position: int | None = 
     return (module(changed, kpm, None) - module(x, kpm, None))[0].abs().amax(-1)
 
 
+def regression_verdicts(length: int = 6) -> dict[tuple[str, str], tuple[str, bool, bool]]:
+    """Step 5's test on every pattern of BUGS and its fix: {(pattern, "buggy" or "fixed"): (intent, passes
+    unpadded, passes padded)}. A causal module passes when the last token leaves every earlier output bit for bit
+    the same; a bidirectional one when it moves every earlier output by more than 1e-3."""
+    length = arguments.integer(length, "length", minimum=2)
+    verdicts = {}
+    for name, (buggy, fixed, intent, _thread) in BUGS.items():
+        for label, module in (("buggy", buggy()), ("fixed", fixed())):
+            passes = []
+            for padded in (False, True):
+                earlier = later_token_moves(module, length, padded=padded)[:-1]          # (length - 1,)
+                passes.append(bool((earlier == 0).all()) if intent == "causal" else bool((earlier > 1e-3).all()))
+            verdicts[name, label] = (intent, *passes)
+    return verdicts
+
+
+def verdicts_table(verdicts: dict[tuple[str, str], tuple[str, bool, bool]]) -> str:
+    """regression_verdicts as a table, with what "passes" means on its last line."""
+    word = {True: "passes", False: "FAILS"}
+    lines = [f"{'pattern':38s} {'version':7s} {'intended':13s} {'unpadded':8s}  padded"]
+    lines += [f"{name:38s} {label:7s} {intent:13s} {word[unpadded]:8s}  {word[padded]}"
+              for (name, label), (intent, unpadded, padded) in verdicts.items()]
+    lines.append("causal: earlier outputs bit for bit the same; bidirectional: every earlier output moved by more "
+                 "than 1e-3")
+    return "\n".join(lines)
+
+
 # --- step 4: the picture against the behaviour ---
 
 def picture_view(measured: torch.Tensor) -> View:
@@ -385,6 +562,33 @@ def picture_view(measured: torch.Tensor) -> View:
                   f"見える）。適用されたのは {name}。")
     return View(panels, summary, say("1: may attend    hatched: blocked    ×: the picture is wrong here",
                                      "1：参照してよい　斜線：遮断　×：図がここで誤っている"))
+
+
+def measure_cross_attention(mllama: nn.Module, text_tokens: int = 6, image_tokens: int = 6) -> torch.Tensor:
+    """The mask Mllama's cross-attention applies with no cross_attention_mask, measured with infer_mask: bool
+    (text_tokens, image_tokens), True = the text token's output does not depend on that image token. infer_mask's
+    x (N, image_tokens, 16) is fed as the image tokens; the text tokens' outputs are returned. The gates of a copy
+    of the model are opened (they start at 0, closed)."""
+    _check_measure(mllama, text_tokens, image_tokens)
+    model = copy.deepcopy(mllama)
+    for name, parameter in model.named_parameters():
+        if name.endswith("_gate"):
+            parameter.data.fill_(1.0)
+    text = torch.randint(3, 20, (1, text_tokens), generator=torch.Generator().manual_seed(3))
+
+    def cross_attention(x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object) -> torch.Tensor:
+        return model(input_ids=text.expand(x.shape[0], -1), cross_attention_states=x,
+                     use_cache=False).last_hidden_state
+
+    return infer_mask(cross_attention, image_tokens, embed_dim=model.config.hidden_size)
+
+
+def _check_measure(mllama: object, text_tokens: object, image_tokens: object) -> None:
+    if not isinstance(mllama, nn.Module) or not hasattr(mllama, "config"):
+        raise TypeError(f"mllama must be a MllamaTextModel, got {type(mllama).__name__}")
+    text_tokens = arguments.integer(text_tokens, "text_tokens", minimum=1)
+    if arguments.integer(image_tokens, "image_tokens", minimum=1) != text_tokens:
+        raise ValueError(f"infer_mask reads a square mask: image_tokens must equal text_tokens={text_tokens}")
 
 
 # --- the explorer: mask x is_causal x config, through transformers' sdpa integration ---

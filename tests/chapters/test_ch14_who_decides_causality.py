@@ -254,3 +254,85 @@ def test_picture_view_says_what_was_applied():
         ch14.picture_view(torch.zeros(2, 3, dtype=torch.bool))
     with pytest.raises(TypeError, match="measured"):
         ch14.picture_view(torch.zeros(3, 3))
+
+
+# --- the step functions the notebook calls ---
+
+N = "None"
+EXPECTED_DECISIONS = {  # (mask, is_causal, queries, keys, taken from, keys given)
+    ("Llama, nothing padded", "self"): (N, True, 5, 5, "attribute", 5),
+    ("Llama, one item left-padded", "self"): ("bool (2, 1, 5, 5)", False, 5, 5, "attribute", 5),
+    ("Llama, config.is_causal=False", "self"): (N, False, 5, 5, "keyword", 5),
+    ("Llama, keyword is_causal=False", "self"): (N, False, 5, 5, "keyword", 5),
+    ("BART", "encoder"): (N, False, 5, 5, "attribute", 5),
+    ("BART", "decoder"): (N, True, 4, 4, "attribute", 4),
+    ("BART", "cross"): (N, False, 4, 5, "attribute", 5),
+    ("Mllama, 5 text tokens", "self"): (N, True, 5, 5, "attribute", 5),
+    ("Mllama, 5 text tokens", "cross"): (N, True, 5, 5, "default", 5),
+    ("Mllama, 3 text tokens", "self"): (N, True, 3, 3, "attribute", 3),
+    ("Mllama, 3 text tokens", "cross"): (N, True, 3, 3, "default", 5),
+}
+
+
+@pytest.fixture(scope="module")
+def models():
+    return ch14.tiny_models()
+
+
+def test_kernel_decisions_give_step_2s_table(models):
+    rows, outputs = ch14.kernel_decisions(models)
+    assert {key: tuple(call) for key, call in rows.items()} == EXPECTED_DECISIONS
+    assert set(outputs) == {name for name, _ in EXPECTED_DECISIONS}
+    table = ch14.decisions_table(rows).splitlines()
+    assert len(table) == 1 + len(rows) and table[-1].endswith("3 x 3 (of 5 given)")
+    more, _ = ch14.kernel_decisions(models, "more")
+    assert {key: call[:2] for key, call in more.items()} == {
+        ("BERT encoder, nothing padded", "self"): (N, False), ("Mistral window 3, 5 tokens", "self"):
+        ("bool (2, 1, 5, 5)", False), ("Mistral window 3, 2 tokens", "self"): (N, True)}
+    assert ch14.is_causal_attributes(models) == {"LlamaAttention": True, "MllamaTextCrossAttention": "missing",
+                                                 "BART's cross-attention": False}
+    with pytest.raises(ValueError, match="which"):
+        ch14.kernel_decisions(models, "all")
+    with pytest.raises(TypeError, match="tiny_models"):
+        ch14.kernel_decisions({"llama": models["llama"]})
+
+
+def test_bug_findings_and_same_when_padded():
+    findings = ch14.bug_findings()
+    assert set(findings) == {(name, label) for name in ch14.BUGS for label in ("buggy", "fixed")}
+    for (_name, label), f in findings.items():
+        assert f.passed == (label == "fixed") and f.moved == (label == "buggy") and bool(f.codes) == (label == "buggy")
+    assert findings["float mask cast to bool", "buggy"].applied == "inverted: the past hidden, the future seen"
+    assert findings["module without is_causal", "buggy"].kernel == "None, is_causal=True"
+    assert len(ch14.findings_table(findings).splitlines()) == 3 * len(ch14.BUGS)
+    assert ch14.same_when_padded("own mask after the library skipped it")
+    assert not ch14.same_when_padded("float mask cast to bool")
+    with pytest.raises(ValueError, match="name must be one of"):
+        ch14.same_when_padded("no such bug")
+    with pytest.raises(TypeError, match="seed"):
+        ch14.bug_findings(seed=1.5)
+
+
+def test_regression_verdicts_catch_every_bug():
+    verdicts = ch14.regression_verdicts()
+    hides = {"own mask after the library skipped it", "module without is_causal"}
+    for (name, label), (intent, unpadded, padded) in verdicts.items():
+        assert intent == ch14.BUGS[name][2]
+        assert (unpadded, padded) == ((True, True) if label == "fixed" else (False, name in hides))
+    assert ch14.verdicts_table(verdicts).splitlines()[-1].startswith("causal: earlier outputs bit for bit")
+    with pytest.raises(ValueError, match="length"):
+        ch14.regression_verdicts(1)
+
+
+def test_measure_cross_attention_is_causal_and_leaves_the_model(models):
+    mllama = models["mllama"]
+    def gates():
+        return [p.clone() for n, p in mllama.named_parameters() if n.endswith("_gate")]
+    before = gates()
+    assert torch.equal(ch14.measure_cross_attention(mllama), ch14.causal(6))
+    assert torch.equal(ch14.measure_cross_attention(mllama, 4, 4), ch14.causal(4))
+    assert all(torch.equal(b, a) for b, a in zip(before, gates(), strict=True))   # a copy's gates were opened
+    with pytest.raises(TypeError, match="mllama"):
+        ch14.measure_cross_attention("mllama")
+    with pytest.raises(ValueError, match="image_tokens"):
+        ch14.measure_cross_attention(mllama, 6, 5)
