@@ -217,6 +217,14 @@ EXPECTED["13"] = [  # mask_explorer: window 3 -> 4, layers 2 -> 4, sinks 0 -> 1,
     Move("chunk", presses=-1, after="whole mask as one mask_mod: True; last chunk: 1 x 10, 4 cell(s)", masked=110),
 ]
 
+EXPECTED["14"] = [  # decider_explorer: is_causal missing -> False, config -> causal, mask -> bool -> float cast to bool
+    Move("is_causal", kind="dropdown", option="False", before="decided by the integration default",
+         after="decided by module.is_causal=False (the mask is None); applied bidirectional; matches", masked=0),
+    Move("config", kind="dropdown", option="causal", after="applied bidirectional; does NOT match", masked=0),
+    Move("mask", kind="dropdown", option="bool", after="decided by the mask", masked=30),
+    Move("mask", kind="dropdown", option="float cast to bool", after="applied inverted: the past hidden", masked=42),
+]
+
 
 def shows_widget(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", []))
