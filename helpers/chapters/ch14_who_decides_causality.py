@@ -337,19 +337,23 @@ class OwnMaskFixed(OwnMaskAfterSkip):
 
 
 class BidirectionalFlagLost(TinyAttention):
-    """A config flag that asks for bidirectional attention (modelled on huggingface/transformers #46077, Gemma's
-    use_bidirectional_attention) but never reaches the mask builder nor the module: causal mask, is_causal=True."""
+    """A bidirectional model whose module knows it (is_causal=False) but whose mask builder does not (modelled on
+    huggingface/transformers #46077, Gemma 4 with use_bidirectional_attention="all": the modules said
+    is_causal=False, config.is_causal was left unset, so the causal mask builder ran). Nothing padded: the builder
+    skips the mask (None), the module's False decides, and the attention is right; padded: it builds a causal mask,
+    which decides alone."""
     use_bidirectional_attention = True          # what the config says
-    is_causal = True                            # what the module was left with
+    is_causal = False                           # what the module says (right)
 
     def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
         q, k, v = self.heads(x)
-        mask = self.library_mask(key_padding_mask, masking_utils.causal_mask_function)   # the flag is not read
+        mask = self.library_mask(key_padding_mask, masking_utils.causal_mask_function)   # the builder's flag is lost
         return self.attend(q, k, v, mask)
 
 
 class BidirectionalFlagFixed(BidirectionalFlagLost):
-    """The fix: the flag picks the mask function, and the module's is_causal."""
+    """The fix: the flag reaches the mask builder too (in #46077, config.is_causal = False): it picks the mask
+    function, and the module's is_causal."""
 
     @property
     def is_causal(self) -> bool:                # type: ignore[override]
@@ -422,7 +426,8 @@ BUGS = {
                                 "huggingface/transformers #46077"),
     "encoder run as a decoder": (EncoderRunAsDecoder, EncoderRunAsDecoderFixed, "causal",
                                  "huggingface/transformers #48745"),
-    "float mask cast to bool": (FloatMaskCastToBool, FloatMaskFixed, "causal", "huggingface/transformers #38094"),
+    "float mask cast to bool": (FloatMaskCastToBool, FloatMaskFixed, "causal",
+                                "huggingface/transformers PR #38094"),
 }
 
 
@@ -512,10 +517,14 @@ def later_token_moves(module: Callable, length: int = 6, position: int | None = 
     return (module(changed, kpm, None) - module(x, kpm, None))[0].abs().amax(-1)
 
 
+MOVED = 1e-6   # a bidirectional module's earlier output has moved: float32 noise lies below, real moves far above
+
+
 def regression_verdicts(length: int = 6) -> dict[tuple[str, str], tuple[str, bool, bool]]:
     """Step 5's test on every pattern of BUGS and its fix: {(pattern, "buggy" or "fixed"): (intent, passes
     unpadded, passes padded)}. A causal module passes when the last token leaves every earlier output bit for bit
-    the same; a bidirectional one when it moves every earlier output by more than 1e-3."""
+    the same; a bidirectional one when it moves every earlier output by more than MOVED (1e-6, a float32 bound: the
+    smallest move shrinks with the length)."""
     length = arguments.integer(length, "length", minimum=2)
     verdicts = {}
     for name, (buggy, fixed, intent, _thread) in BUGS.items():
@@ -523,7 +532,7 @@ def regression_verdicts(length: int = 6) -> dict[tuple[str, str], tuple[str, boo
             passes = []
             for padded in (False, True):
                 earlier = later_token_moves(module, length, padded=padded)[:-1]          # (length - 1,)
-                passes.append(bool((earlier == 0).all()) if intent == "causal" else bool((earlier > 1e-3).all()))
+                passes.append(bool((earlier == 0).all()) if intent == "causal" else bool((earlier > MOVED).all()))
             verdicts[name, label] = (intent, *passes)
     return verdicts
 
@@ -534,8 +543,8 @@ def verdicts_table(verdicts: dict[tuple[str, str], tuple[str, bool, bool]]) -> s
     lines = [f"{'pattern':38s} {'version':7s} {'intended':13s} {'unpadded':8s}  padded"]
     lines += [f"{name:38s} {label:7s} {intent:13s} {word[unpadded]:8s}  {word[padded]}"
               for (name, label), (intent, unpadded, padded) in verdicts.items()]
-    lines.append("causal: earlier outputs bit for bit the same; bidirectional: every earlier output moved by more "
-                 "than 1e-3")
+    lines.append("causal: earlier outputs bit for bit the same; bidirectional: every earlier output moved, none "
+                 "within 1e-6 of where it was")
     return "\n".join(lines)
 
 
@@ -559,9 +568,9 @@ def picture_view(measured: torch.Tensor) -> View:
     summary = say(f"Mllama cross-attention, no cross_attention_mask: built None (every image token visible); "
                   f"applied {name}",
                   f"Mllama のクロスアテンション、cross_attention_mask なし：作られたのは None（どの画像トークンも"
-                  f"見える）。適用されたのは {name}。")
+                  f"見える）。適用されたのは{_gap(name)}{name}。")
     return View(panels, summary, say("1: may attend    hatched: blocked    ×: the picture is wrong here",
-                                     "1：参照してよい　斜線：遮断　×：図がここで誤っている"))
+                                     "1：参照してよい　斜線：遮断　×：図が誤っているセル"))
 
 
 def measure_cross_attention(mllama: nn.Module, text_tokens: int = 6, image_tokens: int = 6) -> torch.Tensor:
@@ -647,8 +656,13 @@ def applied(mask: str = "none", is_causal: str = "missing", config: str = "causa
                       "統合部の既定値（モジュールに is_causal がない：getattr(..., True)）")
     else:
         decider = say(f"module.is_causal={is_causal} (the mask is None)",
-                      f"module.is_causal={is_causal}（マスクは None）")
+                      f"モジュールの属性 module.is_causal={is_causal}（マスクは None）")
     return blocked, decider
+
+
+def _gap(name: str) -> str:
+    """The space a Japanese sentence puts before `name`: one before ASCII, none before Japanese."""
+    return " " if name[:1].isascii() else ""
 
 
 def _english(en: str, ja: str) -> str:
@@ -667,7 +681,7 @@ def pattern_name(blocked: torch.Tensor, *, english: bool = False) -> str:
         return pick("nothing: every key blocked", "何も見ない（どのキーも遮断）")
     past = torch.ones_like(blocked).tril(-1)
     if blocked[past].all() and not blocked[causal(blocked.shape[0])].all():
-        return pick("inverted: the past hidden, the future seen", "反転：過去が隠れ、未来が見える")
+        return pick("inverted: the past hidden, the future seen", "反転したパターン（過去が隠れ、未来が見える）")
     cells = int(blocked.sum())
     return pick(f"another pattern ({cells} cells blocked)", f"別のパターン（遮断 {cells} セル）")
 
@@ -703,7 +717,8 @@ def _decider_view(mask: str, is_causal: str, config: str, _language: str) -> Vie
     match = not wrong.any()
     summary = say(f"mask {mask}, is_causal {is_causal}, config {config}: decided by {decider}; applied {name}; "
                   f"{'matches' if match else 'does NOT match'} the intent of the config ({config})",
-                  f"マスク {mask}、is_causal {is_causal}、config {config}：決めたのは{decider}。適用されたのは {name}。"
+                  f"マスク {mask}、is_causal {is_causal}、config {config}：決めたのは{decider}。"
+                  f"適用されたのは{_gap(name)}{name}。"
                   f"config の意図（{config}）と{'一致する' if match else '一致しない'}。")
     caption = say("1: may attend    hatched: blocked    ×: differs from the intent of the config",
                   "1：参照してよい　斜線：遮断　×：config の意図と違う")
@@ -732,12 +747,13 @@ SITUATIONS_1 = (
     ("bool-bidirectional", "True", 5),    # a bool mask that blocks nothing, is_causal=True
     ("none", "True", 1),        # one query (a decode step), no mask, is_causal=True
 )
-WORDS_1 = ("causal", "bidirectional")   # the kernel blocks every later key / the kernel blocks no key
+WORDS_1 = ("causal", "bidirectional")   # is_causal=True reaches the kernel / it gets False and no key is blocked
 
 
 def _situation(mask: str, flag: str, L: int) -> str:
-    """What transformers' sdpa integration applies in one of SITUATIONS_1, computed: "causal" (the kernel blocks
-    every later key, and some key is later) or "bidirectional" (the kernel blocks no key)."""
+    """What transformers' sdpa integration applies in one of SITUATIONS_1, computed from the kernel's output:
+    "causal" (is_causal=True reached SDPA: its top-left triangle) or "bidirectional" (is_causal=False, and no key
+    blocked)."""
     S = 5
     module = _Probe()
     if flag != "missing":
@@ -777,20 +793,20 @@ def check_1(answer: object) -> None:
     if words == expected:
         return
     if words[0] != expected[0]:
-        raise Mistake("situation 1: a module without is_causal is not read as False; look at the default of the "
-                      "getattr in the integration's source",
-                      "状況 1 では、is_causal を持たないモジュールは False とは読まれない。"
-                      "統合部のソースにある getattr の既定値を見ること")
+        raise Mistake("situation 1: a module without is_causal is not treated as False; where does the integration "
+                      "take is_causal from when the module has none?",
+                      "状況 1 では、is_causal を持たないモジュールは False としては扱われない。モジュールが持たない"
+                      "とき、統合部は is_causal をどこから取るかを考えること")
     if words[2] != expected[2]:
         raise Mistake(f"situation 3: a mask is given; which condition of `{LINE_148}` does that break? Then "
                       "ask what this mask blocks",
-                      f"状況 3 では、マスクが渡されている。`{LINE_148}` のどの条件が成り立たなくなるかを考え、"
-                      "そのうえでこのマスクが何を遮断するかを考えること")
+                      f"状況 3 では、マスクが渡されている。`{LINE_148}` のどの条件が成り立たなくなるか、"
+                      "そしてこのマスクが何を遮断するかを考えること")
     if words[3] != expected[3]:
-        raise Mistake(f"situation 4: which condition of `{LINE_148}` fails here? Then ask which keys the kernel "
-                      "blocks",
-                      f"状況 4 では、`{LINE_148}` のどの条件が成り立たないかを考え、そのうえでカーネルがどのキーを"
-                      "遮断するかを考えること")
+        raise Mistake(f"situation 4: which condition of `{LINE_148}` fails here? Then ask which is_causal the "
+                      "kernel gets",
+                      f"状況 4 では、`{LINE_148}` のどの条件が成り立たないか、そしてカーネルがどの is_causal を"
+                      "受け取るかを考えること")
     raise Mistake("situation 2: there is no mask and no keyword; where does the integration take is_causal from, "
                   "and what does it pass to the kernel?",
                   "状況 2 では、マスクもキーワード引数もない。統合部が is_causal をどこから取り、カーネルに何を"
@@ -805,12 +821,19 @@ def reference_leak_test(module: Callable, length: int = 6) -> bool:
 
 class _Averaging(nn.Module):
     """A synthetic module in the checks' convention: output i = the mean of the real inputs 0 … i (causal, right by
-    construction), plus `leak` times the mean of the later real inputs (a future leak; none when leak is 0)."""
+    construction), plus `leak` times a term from the later real inputs (a future leak; none when leak is 0). kind:
+    "all" (the mean of the later inputs, into every output and feature), "second last" (that, into output L - 2
+    only), "one feature" (into feature 0 only), "negative" (minus the squared size of that mean, in every feature:
+    for a change that makes a token larger, every earlier output moves down)."""
 
-    def __init__(self, leak: float) -> None:
+    KINDS = ("all", "second last", "one feature", "negative")
+
+    def __init__(self, leak: float, kind: str = "all") -> None:
         super().__init__()
         self.leak = arguments.number(leak, "leak", minimum=0.0)
-        self.embed_dim = E
+        if kind not in self.KINDS:
+            raise ValueError(f"kind must be one of {self.KINDS}, got {kind!r}")
+        self.kind, self.embed_dim = kind, E
 
     def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
         L = x.shape[1]
@@ -820,19 +843,44 @@ class _Averaging(nn.Module):
         out = weights @ x / weights.sum(-1, keepdim=True).clamp(min=1)
         if self.leak:
             future = (1 - past) * real
-            out = out + self.leak * (future @ x) / future.sum(-1, keepdim=True).clamp(min=1)
+            term = (future @ x) / future.sum(-1, keepdim=True).clamp(min=1)  # (N, L, E): the later inputs' mean
+            if self.kind == "negative":
+                term = -(term ** 2).sum(-1, keepdim=True).expand_as(term)
+            elif self.kind == "second last":
+                term = term * (torch.arange(L) == L - 2).to(x.dtype)[:, None]
+            elif self.kind == "one feature":
+                term = term * (torch.arange(x.shape[-1]) == 0).to(x.dtype)
+            out = out + self.leak * term
         return out
 
 
-def _leak_cases() -> dict[str, tuple[nn.Module, bool]]:
-    """Modules the learner's leak test is run on, with the right verdict (True = a future leak)."""
+class _CausalBidirectionalBuilder(TinyAttention):
+    """A causal module (is_causal=True) whose mask builder is the bidirectional one, allowed to skip: nothing padded,
+    the mask is None and is_causal=True makes it causal (right); padded, the bidirectional mask decides alone (a
+    future leak). #48745's mask under sdpa, with the flag right."""
+    is_causal = True
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
+        q, k, v = self.heads(x)
+        mask = self.library_mask(key_padding_mask, masking_utils.bidirectional_mask_function,
+                                 allow_is_causal_skip=False, allow_is_bidirectional_skip=True)
+        return self.attend(q, k, v, mask)
+
+
+def _leak_cases() -> dict[str, tuple[nn.Module, bool, str | None]]:
+    """Modules the learner's leak test is run on, with the right verdict (True = a future leak) and the mistake
+    a wrong "no leak" on it points at (None: the general ones)."""
     cases = {}
     for name in ("own mask after the library skipped it", "encoder run as a decoder", "float mask cast to bool"):
         for fixed in (False, True):
-            cases[f"{name}{' (fixed)' if fixed else ''}"] = (bug(name, fixed), not fixed)
-    cases["synthetic: leaks by a large amount"] = (_Averaging(1.0), True)
-    cases["synthetic: leaks by a tiny amount (1/1000)"] = (_Averaging(1e-3), True)
-    cases["synthetic: correct"] = (_Averaging(0.0), False)
+            cases[f"{name}{' (fixed)' if fixed else ''}"] = (bug(name, fixed), not fixed, None)
+    cases["synthetic: leaks by a large amount"] = (_Averaging(1.0), True, None)
+    cases["synthetic: leaks by a tiny amount (1/1000)"] = (_Averaging(1e-3), True, None)
+    cases["synthetic: correct"] = (_Averaging(0.0), False, None)
+    cases["is_causal=True with a bidirectional mask builder"] = (_CausalBidirectionalBuilder(), True, "padded")
+    cases["synthetic: leaks negatively"] = (_Averaging(1.0, "negative"), True, "sign")
+    cases["synthetic: leaks into output L - 2 only"] = (_Averaging(1.0, "second last"), True, "position")
+    cases["synthetic: leaks 1e-5 into one feature"] = (_Averaging(1e-5, "one feature"), True, "feature")
     return cases
 
 
@@ -869,13 +917,13 @@ def _batch_mistake(masks: list[object]) -> Mistake | None:
         if not isinstance(kpm, torch.Tensor) or kpm.dtype != torch.bool:
             what = type(kpm).__name__ if not isinstance(kpm, torch.Tensor) else str(kpm.dtype)
             return Mistake(f"key_padding_mask must be a bool tensor (N, L) with True = pad, got {what}",
-                           f"key_padding_mask は bool のテンソル (N, L)（True = パッド）にすること。渡されたのは "
+                           f"key_padding_mask は形状 (N, L) の bool テンソル（True = パッド）にすること。渡されたのは "
                            f"{what} である")
         if kpm.dim() == 2 and kpm.all(-1).any():
             return Mistake("key_padding_mask says True = pad: an item whose every position is True is all pads; "
                            "False marks a real token",
-                           "key_padding_mask では True = パッドである。すべての位置が True のサンプルはすべてパッドで"
-                           "ある。実トークンは False で表す")
+                           "key_padding_mask では True = パッドである。すべての位置が True のサンプルは、全体がパッドに"
+                           "なる。実トークンは False で表す")
     return None
 
 
@@ -885,8 +933,8 @@ def check_2(answer: object) -> None:
     if not callable(answer):
         raise Mistake("give a function leaks(module) that returns True or False",
                       "answer_2 には、True か False を返す関数 leaks(module) を渡すこと")
-    results = []   # (name, the right verdict, the learner's verdict, the batches the learner's function tried)
-    for name, (module, leak) in _leak_cases().items():
+    results = []   # (name, the right verdict, the learner's verdict, the batches it tried, the hint on a miss)
+    for name, (module, leak, hint) in _leak_cases().items():
         watched = _Watched(module)
         try:
             got = answer(watched)
@@ -894,19 +942,19 @@ def check_2(answer: object) -> None:
             text = str(error).splitlines()[0][:80] if str(error) else ""
             raise (_batch_mistake(watched.masks) or Mistake(
                 f"your function raised {type(error).__name__} on the module \"{name}\": {text}",
-                f"モジュール「{name}」で、書いた関数で {type(error).__name__} が発生した（{text}）")) from None
+                f"モジュール「{name}」を渡すと、書いた関数で {type(error).__name__} が発生した（{text}）")) from None
         verdict = _verdict(got)
         if verdict is None:
             raise Mistake("your function must return a bool (True = leaks), not a number or a text: compare the "
                           "change with a bound",
-                          "書いた関数は bool を返すこと（True = 漏れる）。数や文字列ではなく、変化を上限と比べた"
-                          "結果を返す")
+                          "書いた関数は、数や文字列ではなく bool（True = 漏れる）を返すこと。変化を上限と比べた"
+                          "結果を返せばよい")
         assert leak == reference_leak_test(module)
-        results.append((name, leak, verdict, watched.masks))
-    if all(verdict != leak for _, leak, verdict, _ in results):
+        results.append((name, leak, verdict, watched.masks, hint))
+    if all(verdict != leak for _, leak, verdict, _, _ in results):
         raise Mistake("every verdict of your function is the opposite of the right one: True must mean \"leaks\"",
-                      "書いた関数の判定はすべて逆になっている。True は「漏れる」を表すこと")
-    for name, leak, verdict, masks in results:
+                      "書いた関数の判定はすべて逆になっている。True が「漏れる」を表すようにすること")
+    for name, leak, verdict, masks, hint in results:
         if verdict == leak:
             continue
         mistake = _batch_mistake(masks)
@@ -914,18 +962,34 @@ def check_2(answer: object) -> None:
             raise mistake
         padded = any(bool(kpm.any()) for kpm in masks)
         unpadded = any(not bool(kpm.any()) for kpm in masks)
+        missed = f"\"{name}\" leaks, and your test says it does not: "
+        missed_ja = f"「{name}」は未来が漏れるのに、書いたテストは漏れないと判定した。"
         if leak and not unpadded:
-            raise Mistake(f"\"{name}\" leaks, and your test says it does not: nothing padded is the case where the "
-                          "library skips the mask, so test an unpadded batch",
-                          f"「{name}」は未来が漏れるのに、書いたテストは漏れないと判定した。ライブラリがマスクを省くのは"
-                          "パディングがないときなので、パディングのないバッチを試すこと")
+            raise Mistake(missed + "your function tried padded batches only; with nothing padded the library skips "
+                          "the mask, and this module behaves differently there",
+                          missed_ja + "書いた関数はパディングのあるバッチしか試していない。パディングがないと"
+                          "ライブラリはマスクを省き、このモジュールはそこで振る舞いが変わる")
+        if leak and hint == "padded" and not padded:
+            raise Mistake(missed + "your function tried unpadded batches only; with a pad the library builds a mask, "
+                          "and this module behaves differently there",
+                          missed_ja + "書いた関数はパディングのないバッチしか試していない。パッドがあるとライブラリは"
+                          "マスクを作り、このモジュールはそこで振る舞いが変わる")
+        if leak and hint == "sign":
+            raise Mistake(missed + "its earlier outputs move down, not up; a move down is a move too",
+                          missed_ja + "このモジュールの前の出力は上ではなく下に動く。下に動くのも動いたうちである")
+        if leak and hint == "position":
+            raise Mistake(missed + "it moves one earlier output only, and not output 0; every output before the "
+                          "changed position must stay",
+                          missed_ja + "このモジュールが動かすのは前の出力のうち 1 つだけで、出力 0 ではない。変えた位置"
+                          "より前の出力は、どれも動いてはならない")
+        if leak and hint == "feature":
+            raise Mistake(missed + "it moves one feature of the earlier outputs by a little; an average over "
+                          "outputs and features dilutes that, and one moved number is already a leak",
+                          missed_ja + "このモジュールは前の出力の特徴量 1 つだけを少し動かす。出力と特徴量で平均すると"
+                          "薄まってしまうが、動いた数が 1 つでもあれば漏れである")
         if leak:
-            raise Mistake(f"\"{name}\" leaks, and your test says it does not: a leak can be tiny, and a correct "
-                          "module's earlier outputs stay bit for bit the same, so any change of an output BEFORE "
-                          "the changed position is a leak (1e-6 is a float32 bound)",
-                          f"「{name}」は未来が漏れるのに、書いたテストは漏れないと判定した。漏れはごく小さいことも"
-                          "ある。正しいモジュールなら前の出力はビット単位で変わらないので、変えた位置より前の出力が"
-                          "少しでも動けば漏れである（1e-6 は float32 での上限）")
+            raise Mistake(missed + "a leak can be tiny; any move of an output before the changed position is a leak",
+                          missed_ja + "漏れはごく小さいこともある。変えた位置より前の出力が少しでも動けば漏れである")
         if padded:
             raise Mistake(f"\"{name}\" is correct, and your test says it leaks: outputs at pad positions mean "
                           "nothing (a pad query may see any key), so compare real tokens only",
@@ -935,3 +999,14 @@ def check_2(answer: object) -> None:
                       "position may move; only the earlier ones must stay",
                       f"「{name}」は正しいのに、書いたテストは漏れると判定した。変えた位置とそれより後の出力は"
                       "動いてよい。動いてはならないのは、それより前の出力だけである")
+
+
+def position_bias_blocked(L: int = 6) -> torch.Tensor:
+    """What the sdpa integration applies to a module with is_causal=True given no mask but a (zero) position_bias:
+    bool (L, L), True = blocked (create_position_bias_mask builds the causal part itself)."""
+    module = _Probe()
+    module.is_causal = True
+    q, k = _qk(L, L, seed=3)
+    bias = torch.zeros(1, 1, L, L)
+    out, _ = sdpa_attention_forward(module, q, k, torch.eye(L)[None, None], None, position_bias=bias)
+    return out[0, :, 0] == 0

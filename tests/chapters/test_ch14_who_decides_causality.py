@@ -90,7 +90,8 @@ def test_kernel_calls_records_and_restores():
 def test_each_bug_is_caught_and_its_fix_passes(name):
     intent = ch14.BUGS[name][2]
     buggy, fixed = ch14.bug(name), ch14.bug(name, fixed=True)
-    assert not check_mask_pattern(buggy, intent, length=6, embed_dim=ch14.E).passed
+    # check_mask_pattern runs unpadded batches only: #46077's lost flag shows only when padded
+    assert check_mask_pattern(buggy, intent, length=6, embed_dim=ch14.E).passed == (name == "bidirectional flag lost")
     assert check_mask_pattern(fixed, intent, length=6, embed_dim=ch14.E).passed
     assert not diagnose(buggy, expect=intent).passed
     assert diagnose(fixed, expect=intent).passed
@@ -103,6 +104,20 @@ def test_the_skip_only_bugs_hide_behind_padding():
         moved = ch14.later_token_moves(ch14.bug(name), 6, padded=True)
         assert (moved[:-1] == 0).all()                                  # padded: the library built the mask
         assert (ch14.later_token_moves(ch14.bug(name), 6)[:-1] > 0).any()   # unpadded: the future leaks
+
+
+def test_the_lost_bidirectional_flag_shows_only_when_padded():
+    buggy = ch14.bug("bidirectional flag lost")
+    assert buggy.is_causal is False
+    assert (ch14.later_token_moves(buggy, 6)[:-1] > ch14.MOVED).all()             # unpadded: None, False decides
+    assert (ch14.later_token_moves(buggy, 6, padded=True)[:-1] == 0).all()       # padded: a causal mask is built
+    assert not ch14.same_when_padded("bidirectional flag lost")
+    assert diagnose(buggy, expect="bidirectional").codes == ["pad-leak"]
+
+
+def test_a_position_bias_keeps_the_triangle():
+    assert torch.equal(ch14.position_bias_blocked(), ch14.causal(6))
+    assert torch.equal(ch14.position_bias_blocked(3), ch14.causal(3))
 
 
 def test_the_bug_modules_run_in_float64():
@@ -176,7 +191,8 @@ def test_check_1_accepts_every_right_form():
 
 
 @pytest.mark.parametrize("answer, hint, hint_ja", [
-    (("bidirectional",) + RIGHT_1[1:], "getattr", "getattr"),
+    (("bidirectional",) + RIGHT_1[1:], "situation 1: a module without is_causal is not treated",
+     "False としては扱われない"),
     (("causal", "bidirectional", "causal", "bidirectional"), "situation 3: a mask is given; which condition",
      "状況 3"),
     (("causal", "bidirectional", "bidirectional", "causal"), "situation 4: which condition", "状況 4"),
@@ -191,19 +207,24 @@ def test_check_1_rejects_with_the_right_hint(answer, hint, hint_ja):
     assert hint_ja in japanese_hint(ch14.check_1, answer)
 
 
-def _leaks(unpadded=True, compare="before", left_pad=False, bound=1e-6, pads_value=False, invert=False):
+def _leaks(batches=(False, True), compare="before", left_pad=False, bound=1e-6, pads_value=False, invert=False,
+           signed=False, mean=False):
     def leaks(module):
         x = torch.randn(2, 6, 8, generator=torch.Generator().manual_seed(0))
         changed = x.clone()
         changed[:, -1] += 1.0
-        pads = torch.zeros(2, 6, dtype=torch.bool)
-        pads[:, -1] = not unpadded
-        pads[1, 0] = left_pad
-        pads |= pads_value                                   # True everywhere: the polarity mixed up
-        with torch.no_grad():
-            moved = module(changed, pads, None) - module(x, pads, None)
-        moved = moved[:, :-1] if compare == "before" else moved
-        return bool(moved.abs().max() > bound) != invert
+        for padded in batches:
+            pads = torch.zeros(2, 6, dtype=torch.bool)
+            pads[1, -1] = padded
+            pads[1, 0] = left_pad
+            pads |= pads_value                                   # True everywhere: the polarity mixed up
+            with torch.no_grad():
+                moved = module(changed, pads, None) - module(x, pads, None)
+            moved = {"before": moved[:, :-1], "all": moved, "output 0": moved[:, :1]}[compare]
+            size = moved if signed else moved.abs()
+            if (size.mean() if mean else size.max()) > bound:
+                return not invert
+        return invert
     return leaks
 
 
@@ -216,29 +237,43 @@ def test_check_2_accepts_the_solution_and_the_reference():
 
 
 def test_the_synthetic_modules_leak_as_named():
-    for name, (module, leak) in ch14._leak_cases().items():
+    for name, (module, leak, _hint) in ch14._leak_cases().items():
         assert ch14.reference_leak_test(module) == leak, name
     tiny = ch14._leak_cases()["synthetic: leaks by a tiny amount (1/1000)"][0]
     moved = ch14.later_token_moves(tiny, 6)[:-1]
     assert (moved > 1e-5).all() and (moved < 1e-2).all()
+    cases = ch14._leak_cases()
+    second_last = ch14.later_token_moves(cases["synthetic: leaks into output L - 2 only"][0], 6)
+    assert (second_last[:4] == 0).all() and second_last[4] > 0.1
+    feature = ch14.later_token_moves(cases["synthetic: leaks 1e-5 into one feature"][0], 6)[:-1]
+    assert (feature > 1e-7).all() and (feature < 1e-4).all()
+    builder = cases["is_causal=True with a bidirectional mask builder"][0]
+    assert (ch14.later_token_moves(builder, 6)[:-1] == 0).all()                 # unpadded: causal
+    assert (ch14.later_token_moves(builder, 6, padded=True)[:-1] > 0.01).all()  # padded: the mask leaks
+    with pytest.raises(ValueError, match="kind"):
+        ch14._Averaging(1.0, "no such kind")
 
 
 def test_check_2_rejects_with_the_right_hint():
     cases = [
         (_leaks(compare="all"), "an output at or after the changed", "正しいのに"),
         (lambda module: False, "leaks, and your test says it does not", "漏れないと判定した"),
-        (_leaks(unpadded=False), "test an unpadded batch", "パディングのないバッチ"),
+        (_leaks(batches=(True,)), "tried padded batches only", "パディングのあるバッチしか試していない"),
+        (_leaks(batches=(False,)), "tried unpadded batches only", "パディングのないバッチしか試していない"),
+        (_leaks(signed=True), "move down", "下に動く"),
+        (_leaks(mean=True, bound=1e-4), "dilutes", "薄まって"),
+        (_leaks(compare="output 0"), "not output 0", "出力 0 ではない"),
         (_leaks(left_pad=True), "outputs at pad positions mean nothing", "パッドの位置の出力"),
         (_leaks(bound=1.0), "a leak can be tiny", "ごく小さい"),
         (_leaks(bound=0.01), "a leak can be tiny", "ごく小さい"),
         (_leaks(pads_value=True), "True = pad", "True = パッド"),
         (_leaks(invert=True), "the opposite", "逆"),
-        (lambda module: torch.tensor(0.5), "must return a bool", "bool を返す"),
-        (lambda module: "no", "must return a bool", "bool を返す"),
+        (lambda module: torch.tensor(0.5), "must return a bool", "を返すこと"),
+        (lambda module: "no", "must return a bool", "を返すこと"),
         (lambda module: module(torch.randn(2, 6, 5), torch.zeros(2, 6, dtype=torch.bool), None), "raised",
          "が発生した"),
         (lambda module: module(torch.randn(2, 6, 8), torch.ones(2, 6, dtype=torch.long), None), "bool tensor",
-         "bool のテンソル"),
+         "bool テンソル"),
         ("leaks", "give a function", "関数 leaks"),
     ]
     for answer, hint, hint_ja in cases:
@@ -300,8 +335,10 @@ def test_kernel_decisions_give_step_2s_table(models):
 def test_bug_findings_and_same_when_padded():
     findings = ch14.bug_findings()
     assert set(findings) == {(name, label) for name in ch14.BUGS for label in ("buggy", "fixed")}
-    for (_name, label), f in findings.items():
-        assert f.passed == (label == "fixed") and f.moved == (label == "buggy") and bool(f.codes) == (label == "buggy")
+    for (name, label), f in findings.items():
+        hidden = name == "bidirectional flag lost"           # unpadded, the module's False decides: right
+        assert f.passed == (label == "fixed" or hidden) and f.moved == (label == "buggy" and not hidden)
+        assert bool(f.codes) == (label == "buggy")
     assert findings["float mask cast to bool", "buggy"].applied == "inverted: the past hidden, the future seen"
     assert findings["module without is_causal", "buggy"].kernel == "None, is_causal=True"
     assert len(ch14.findings_table(findings).splitlines()) == 3 * len(ch14.BUGS)
@@ -318,7 +355,9 @@ def test_regression_verdicts_catch_every_bug():
     hides = {"own mask after the library skipped it", "module without is_causal"}
     for (name, label), (intent, unpadded, padded) in verdicts.items():
         assert intent == ch14.BUGS[name][2]
-        assert (unpadded, padded) == ((True, True) if label == "fixed" else (False, name in hides))
+        want = (True, True) if label == "fixed" else (True, False) if name == "bidirectional flag lost" \
+            else (False, name in hides)
+        assert (unpadded, padded) == want
     assert ch14.verdicts_table(verdicts).splitlines()[-1].startswith("causal: earlier outputs bit for bit")
     with pytest.raises(ValueError, match="length"):
         ch14.regression_verdicts(1)
