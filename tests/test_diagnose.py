@@ -468,3 +468,62 @@ def test_transformers_models_with_their_bugs():
     assert diagnose(transformers.LlamaModel(config).train()).codes == ["nondeterministic"]
     found = diagnose(hf.tiny_model("t5"), expect="bidirectional")
     assert found.codes == ["over-masking"] and found.findings[0].where == "decoder self-attention"
+
+
+def _on_the_last_norm(model: nn.Module, change) -> nn.Module:
+    """The model with `change` applied to the output of its last normalisation layer (a tensor in every
+    architecture, unlike the attention layers' tuples): a fault planted where every real position reads it."""
+    norm = [m for m in model.modules() if type(m).__name__.endswith(("Norm", "LayerNorm"))][-1]
+    norm.register_forward_hook(lambda module, args, out: change(out))
+    return model
+
+
+def _nan_at_the_first_position(out: torch.Tensor) -> torch.Tensor:
+    return out.index_fill(1, torch.tensor([0]), math.nan)
+
+
+def _nan_only_backward(out: torch.Tensor) -> torch.Tensor:
+    """The forward is `out`; the branch torch.where does not take is sqrt of a negative number, whose gradient
+    0 × (1 / NaN) is NaN."""
+    return torch.where(torch.ones_like(out, dtype=torch.bool), out, (-1 - out.abs()).sqrt())
+
+
+def _minus_the_batch_mean(out: torch.Tensor) -> torch.Tensor:
+    return out - out.mean(0, keepdim=True)
+
+
+@pytest.mark.slow   # transformers models (seconds each): in make test, not in make unit
+@pytest.mark.parametrize(("kind", "change", "kwargs", "code"), [
+    ("llama", None, {"expect": two_documents()}, "document-leak"),
+    ("bert", _nan_at_the_first_position, {}, "nan-forward"),
+    ("bart", _nan_only_backward, {}, "nan-gradient"),
+    ("t5", _minus_the_batch_mean, {}, "batch-dependence"),
+], ids=lambda value: value if isinstance(value, str) else "")
+def test_the_other_codes_from_transformers_models(kind, change, kwargs, code):
+    """The codes the tests above do not get from a transformers model, from one: a causal model asked for two
+    packed documents (it attends across them: PR#46634's class of bug); a NaN, a NaN gradient and a batch
+    statistic planted in the last normalisation layer. The same models unchanged pass (test above)."""
+    model = hf.tiny_model(kind)
+    found = diagnose(_on_the_last_norm(model, change) if change else model, **kwargs)
+    assert code in found.codes and not found.passed, str(found)
+
+
+def test_tiny_sizes_reach_sub_configs_and_every_vocabulary():
+    """A vision tower at its default size made a tiny Gemma 3 take minutes to build: sub-configs get the small sizes
+    too, and so does every vocabulary (LUKE's 500,000 entities)."""
+    from transformers import CONFIG_MAPPING
+
+    sizes = hf._sizes(CONFIG_MAPPING["gemma3"](), hf.VARIANTS[0], parts=True)
+    assert sizes["vision_config"].hidden_size == 16 and sizes["text_config"].num_hidden_layers == 2
+    assert sizes["text_config"].sliding_window == hf.TINY_WINDOW
+    assert "vision_config" not in hf._sizes(CONFIG_MAPPING["gemma3"](), hf.VARIANTS[0], parts=False)
+    assert hf._sizes(CONFIG_MAPPING["luke"](), hf.VARIANTS[0], parts=True)["entity_vocab_size"] == 64
+
+
+@pytest.mark.slow   # transformers models (seconds each): in make test, not in make unit
+def test_a_multimodal_decoder_declares_its_window_in_its_text_config():
+    """Gemma 3's language model slides (text_config.layer_types); its vision tower's patch convolution is not a
+    convolution along the text, so the window is what is checked."""
+    found = diagnose(hf.tiny_model("gemma3"))
+    assert found.passed, str(found)
+    assert found.expectations[0][1] == "sliding_window (window 3)", found.expectations

@@ -50,10 +50,11 @@ def model_type(model: nn.Module) -> str:
 def declared(model: nn.Module) -> tuple[str | None, str, int | None, int]:
     """What the config declares for the model's self-attention: (expect, source, window, layers). The order: an
     explicit bidirectional or causal flag, then is_decoder, then how transformers lists the architecture (a masked
-    LM is bidirectional, a causal LM causal); a sliding window when the config has one and every layer uses it."""
+    LM is bidirectional, a causal LM causal); a sliding window when the config has one and every layer uses it.
+    A multimodal decoder's language model declares them in its text config (Gemma 3's `text_config`)."""
     from transformers.models.auto import modeling_auto as auto
 
-    config, kind = model.config, model_type(model)
+    config, kind = _text_config(model.config), model_type(model)
     layers = int(getattr(config, "num_hidden_layers", None) or getattr(config, "num_layers", None) or 1)
     expect, source = None, say(f"{kind}: no declaration found", f"{kind}：宣言が見つからない")
     if getattr(config, "use_bidirectional_attention", None) is True:
@@ -80,7 +81,8 @@ def declared(model: nn.Module) -> tuple[str | None, str, int | None, int]:
             f"; every layer a bidirectional window, |i - j| <= {window} (config.sliding_window, layer_types)",
             f"。どの層も双方向のウィンドウ |i - j| <= {window}（config.sliding_window、layer_types）"), None, layers
     if expect == "causal" and isinstance(window, int) and getattr(config, "use_sliding_window", True) is not False:
-        convolutions = sorted({type(m).__name__ for m in model.modules() if "Conv" in type(m).__name__
+        language_model = getattr(model, "language_model", None) or model   # not a vision tower's patch convolution
+        convolutions = sorted({type(m).__name__ for m in language_model.modules() if "Conv" in type(m).__name__
                                and type(m).__module__ != "transformers.pytorch_utils"})   # GPT-2's Conv1D: linear
         if convolutions:   # a convolution along the sequence widens each layer's reach past the window
             return expect, source + say(
@@ -96,6 +98,15 @@ def declared(model: nn.Module) -> tuple[str | None, str, int | None, int]:
                       f"。config.sliding_window={window} は {len(types)} 層のうち "
                       f"{sum('sliding' in str(t) for t in types)} 層だけなので、層を重ねると過去全体が見える")
     return expect, source, None, layers
+
+
+def _text_config(config: object) -> object:
+    """The config of the language model that reads inputs_embeds: the text sub-config of a multimodal decoder
+    (`get_text_config`), the config itself otherwise."""
+    if getattr(config, "sub_configs", None) and not getattr(config, "is_encoder_decoder", False):
+        text = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
+        return text if text is not None else config
+    return config
 
 
 def bidirectional_window(window: int) -> Callable:
@@ -273,10 +284,31 @@ VARIANTS = ({**TINY, **TINY_PARTS},
              "n_head": 4, "num_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 64})
 
 
+def _sizes(default: object, variant: dict, parts: bool, window: bool = True) -> dict:
+    """The variant's sizes that `default` (a config) has; every vocabulary of more than 64 entries cut to 64 (LUKE's
+    500,000 entities, RoCBert's shapes); a sliding window of TINY_WINDOW where it has one; and, with `parts`, each
+    sub-config (a multimodal model's vision or audio tower, an encoder-decoder's halves) made small the same way,
+    since a tower at its default size makes a tiny model take minutes to build. An encoder-decoder's halves keep
+    their own (long) windows: `diagnose` checks them as plain encoder and decoder (T5Gemma 2's halves slide)."""
+    sizes = {k: v for k, v in variant.items() if hasattr(default, k)}
+    for name, value in vars(default).items():
+        if name.endswith(("vocab_size", "_vocab")) and type(value) is int and value > 64:
+            sizes[name] = 64
+    if window and isinstance(getattr(default, "sliding_window", None), int):
+        sizes["sliding_window"] = TINY_WINDOW
+    halves = getattr(default, "is_encoder_decoder", False)
+    for name in getattr(default, "sub_configs", {}) if parts else ():
+        sub = getattr(default, name, None)
+        if sub is not None and hasattr(sub, "to_dict"):
+            sizes[name] = type(sub)(**_sizes(sub, variant, parts, window=window and not halves))
+    return sizes
+
+
 def tiny_model(kind: str, attn_implementation: str = "sdpa", dtype: torch.dtype | None = None) -> nn.Module:
     """A tiny random base model of a transformers architecture (AutoModel), from its config class with small sizes
-    (VARIANTS, the first that builds and runs 4 tokens, padded and not; a sliding window of TINY_WINDOW where the
-    config has one), seeded, in eval mode. Nothing is downloaded. The last variant's error if none works."""
+    (VARIANTS, the first that builds and runs 4 tokens, padded and not, with its sub-configs small too, else the
+    first with them at their defaults; a sliding window of TINY_WINDOW where a config has one: `_sizes`), seeded,
+    in eval mode. Nothing is downloaded. The last variant's error if none works."""
     import transformers
     from transformers import CONFIG_MAPPING, AutoModel
 
@@ -287,14 +319,13 @@ def tiny_model(kind: str, attn_implementation: str = "sdpa", dtype: torch.dtype 
     with _quiet():
         default = config_class()
     error: Exception | None = None
-    for variant in VARIANTS:
-        sizes = {k: v for k, v in variant.items() if hasattr(default, k)}
-        if isinstance(getattr(default, "sliding_window", None), int):
-            sizes["sliding_window"] = TINY_WINDOW
+    # every variant with its sub-configs made small too; then the first with them at their defaults
+    for variant, parts in [*((v, True) for v in VARIANTS), (VARIANTS[0], False)]:
         torch.manual_seed(0)
         try:
             with _quiet():
-                model = AutoModel.from_config(config_class(**sizes), attn_implementation=attn_implementation,
+                model = AutoModel.from_config(config_class(**_sizes(default, variant, parts)),
+                                              attn_implementation=attn_implementation,
                                               **({"dtype": dtype} if dtype is not None else {})).eval()
                 E = _embed_dim(_base(model), None)
                 with torch.no_grad():   # 4 tokens, item 1 left-padded: some sizes fail only with a mask
