@@ -194,7 +194,8 @@ def speculate(target: TinyLM, drafter: TinyLM, prompt: list[int], steps: int, k:
 @cache
 def models() -> tuple[TinyLM, TinyLM]:
     """The target (chapter 9's TinyLM, trained 60 steps) and a drafter (the same model trained 12 steps)."""
-    return trained_model().model, trained_model(steps=12).model
+    with torch.enable_grad():                                    # trained once per process, even from no_grad code
+        return trained_model().model, trained_model(steps=12).model
 
 
 # --- step 3: draft trees ---
@@ -662,12 +663,11 @@ def check_3(answer: object) -> None:
         if torch.allclose(g_out, out, atol=1e-6) and torch.allclose(g_lse, lse, atol=1e-6):
             continue
         without = combine(parts)
-        twice = combine(parts + [(torch.full_like(parts[0][0], sink), 2 * torch.ones_like(parts[0][1]),
-                                  torch.zeros_like(parts[0][2]))])
+        twice = combine([(m, l + torch.exp(sink - torch.where(m.isfinite(), m, 0.0)), a) for m, l, a in parts])
         if torch.allclose(g_out, without[0], atol=1e-6):
             raise Mistake("the sink is missing: it is one more softmax column, so its exp belongs in the "
                           "denominator",
-                          "シンクが抜けている。シンクは softmax の列が 1 つ増えたものなので、その exp は分母に入る")
+                          "シンクが抜けている。シンクはソフトマックスの列が 1 つ増えたものなので、その exp は分母に入る")
         if torch.allclose(g_out, twice[0], atol=1e-6):
             raise Mistake("the sink is counted once per range: add it once, after the ranges are combined",
                           "シンクを範囲ごとに数えている。範囲をまとめた後で 1 回だけ足すこと")

@@ -225,8 +225,14 @@ EXPECTED["14"] = [  # decider_explorer: is_causal missing -> False, config -> ca
     Move("mask", kind="dropdown", option="float cast to bool", after="applied inverted: the past hidden", masked=42),
 ]
 
-EXPECTED["15"] = [  # example_explorer: tokens 4 -> 5 (the skeleton's; write the chapter's own moves)
-    Move("tokens", presses=1, before="4 tokens: 6 cells blocked", after="5 tokens: 10 cells blocked", masked=10),
+EXPECTED["15"] = [  # cache_explorer: mask -> tril(0), tree -> binary, sink -> 2, mask -> offset mask, cached 3 -> 2
+    Move("built with", kind="dropdown", option="tril(0) mask", before="offset mask: outputs equal the serial run: True",
+         after="tril(0) mask: outputs differ from the serial run by up to 2.10", masked=36),
+    Move("tree", kind="dropdown", option="binary", after="(binary tree), no sink, tril(0) mask", masked=36),
+    Move("sink logit", kind="dropdown", option="2", after="sink logit 2, tril(0) mask", masked=36),
+    Move("built with", kind="dropdown", option="offset mask", after="sink logit 2, offset mask: outputs equal the "
+         "serial run: True", masked=16),
+    Move("cached tokens", presses=-1, after="2 cached, 4 new (binary tree)", masked=16),
 ]
 
 
