@@ -475,12 +475,13 @@ def cache_view(cached: int = 3, new: int = 4, tree: str = "linear", sink: str = 
     panels = (
         Panel((~blocked).float(), rows, cols, title=say(f"mask ({new} × {cached + new}), row = node @ position id",
                                                        f"マスク（{new} × {cached + new}）、行 = ノード @ 位置 ID"),
-              masked=blocked, fmt=".0f", framed=wrong, frame_color=RED, mark="×", red_rows=red, alert=not same),
+              masked=blocked, fmt=".0f", framed=wrong, frame_color=RED, mark="×", red_rows=red, alert=not same,
+              xlabel=say("key", "キー"), ylabel=say("query", "クエリ")),
         Panel(weights, rows, cols + (["sink"] if s is not None else []),
               title=say("weights" + (" (the sink's column last)" if s is not None else ""),
                         "重み" + ("（最後の列がシンク）" if s is not None else "")),
               masked=torch.cat([blocked, torch.zeros(new, 1, dtype=torch.bool)], 1)[:, :weights.shape[1]],
-              vmin=0.0, vmax=1.0),
+              vmin=0.0, vmax=1.0, xlabel=say("key", "キー"), ylabel=say("query", "クエリ")),
     )
     verdict = say("outputs equal the serial run: True (max |Δ| < 1e-5)" if same else
                   f"outputs differ from the serial run by up to {worst:.2f}",
@@ -667,14 +668,16 @@ def check_3(answer: object) -> None:
         if torch.allclose(g_out, without[0], atol=1e-6):
             raise Mistake("the sink is missing: it is one more softmax column, so its exp belongs in the "
                           "denominator",
-                          "シンクが抜けている。シンクはソフトマックスの列が 1 つ増えたものなので、その exp は分母に入る")
+                          "シンクが抜けている。シンクはソフトマックスの列が 1 つ増えたものなので、"
+                          "その exp は分母に入る")
         if torch.allclose(g_out, twice[0], atol=1e-6):
             raise Mistake("the sink is counted once per range: add it once, after the ranges are combined",
                           "シンクを範囲ごとに数えている。範囲をまとめた後で 1 回だけ足すこと")
         if torch.allclose(g_out, out, atol=1e-6):
             raise Mistake("out is right, lse is not: lse is the common max plus the log of the whole denominator, "
                           "sink included",
-                          "out は正しいが lse が違う。lse は共通の最大値に、シンクを含む分母全体の log を足したものである")
+                          "out は正しいが lse が違う。lse は共通の最大値に、"
+                          "シンクを含む分母全体の log を足したものである")
         raise Mistake("not quite: rescale every range to one common max (the sink included) before adding",
                       "まだ違う。足す前に、すべての範囲を（シンクも含めた）共通の最大値に合わせて倍率をかけること")
 

@@ -162,7 +162,7 @@ def test_check_3():
 
     def per_range(parts, sink):
         live = [torch.where(m.isfinite(), m, 0.0) for m, _, _ in parts]          # the sink added to every range
-        return ch15.combine([(m, l + torch.exp(sink - s), a) for (m, l, a), s in zip(parts, live)])
+        return ch15.combine([(m, l + torch.exp(sink - s), a) for (m, l, a), s in zip(parts, live, strict=True)])
 
     for wrong, hint in ((lambda parts, sink: ch15.combine(parts), "sink is missing"),
                         (per_range, "once per range"),
