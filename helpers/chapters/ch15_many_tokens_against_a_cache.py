@@ -126,8 +126,10 @@ def tiny_llama(seed: int = 0, **sizes: int) -> nn.Module:
 
 
 def max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
-    """The largest |a - b| (a float, for a printed verdict or a rounded amount)."""
-    return float((a.float() - b.float()).abs().max())
+    """The largest |a - b| (a float, for a printed verdict or a rounded amount), computed in the inputs' own
+    promoted dtype, so that a float64 comparison can see below float32's rounding."""
+    dtype = torch.promote_types(a.dtype, b.dtype)
+    return float((a.to(dtype) - b.to(dtype)).abs().max())
 
 
 # --- step 2: speculative verification (greedy) ---
@@ -135,7 +137,7 @@ def max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
 class Speculation(NamedTuple):
     tokens: list[int]     # every token emitted after the prompt
     accepted: list[int]   # per verify window: how many drafts were accepted
-    windows: int          # verify forwards of the target
+    windows: int          # verify forwards of the target (after one prefill of the prompt)
 
 
 def greedy(model: TinyLM, ids: list[int], steps: int) -> list[int]:
@@ -146,14 +148,16 @@ def greedy(model: TinyLM, ids: list[int], steps: int) -> list[int]:
     return seq[len(ids):]
 
 
-def verify(model: TinyLM, cache: KV, window: list[int], kind: str = KINDS[0]) -> torch.Tensor:
+def verify(model: TinyLM, cache: KV, window: list[int], kind: str = KINDS[0]) -> tuple[torch.Tensor, KV]:
     """One verify forward of the target: the window (the last emitted token, then the drafts) as k + 1 new tokens
-    against the cache -> each row's greedy next token, int64 (k + 1,). kind: KINDS (the rule or a mistake)."""
+    against the cache -> each row's greedy next token, int64 (k + 1,), and the cache with the whole window
+    appended (cut it back to the accepted tokens with `rollback`). kind: KINDS (the rule or a mistake)."""
     n, offset = len(window), cache[0][0].shape[2]
     options: dict[str, object] = {"tril(0) mask": {"blocked": top_left_mask(n, offset)},
                                   "SDPA is_causal=True": {"blocked": "is_causal"},
                                   "positions restarted at 0": {"positions": torch.arange(n)}}.get(kind, {})
-    return tiny_step(model, torch.tensor([window]), cache, **options)[0][0].argmax(-1)   # type: ignore[arg-type]
+    logits, new = tiny_step(model, torch.tensor([window]), cache, **options)   # type: ignore[arg-type]
+    return logits[0].argmax(-1), new
 
 
 def accept(drafts: Sequence[int], predicted: Sequence[int]) -> int:
@@ -165,7 +169,8 @@ def accept(drafts: Sequence[int], predicted: Sequence[int]) -> int:
     return count
 
 
-def _cut(cache: KV, length: int) -> KV:
+def rollback(cache: KV, length: int) -> KV:
+    """The cache cut back to its first `length` tokens (the rejected drafts' keys and values dropped)."""
     return [(k[:, :, :length], v[:, :, :length]) for k, v in cache]
 
 
@@ -178,15 +183,16 @@ def speculate(target: TinyLM, drafter: TinyLM, prompt: list[int], steps: int, k:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     steps, k = _count(steps, "steps", 1), _count(k, "k", 1)
-    _, past = tiny_step(target, torch.tensor([prompt[:-1]]))     # the target's cache: all but the last token
+    _, past = tiny_step(target, torch.tensor([prompt[:-1]]))     # the prefill: all but the last token
     seq, accepted = list(prompt), []
     while len(seq) - len(prompt) < steps:
         drafts = greedy(drafter, seq, k)
-        predicted = verify(target, past, [seq[-1]] + drafts, kind)
+        offset = past[0][0].shape[2]                               # len(seq) - 1 tokens cached
+        predicted, past = verify(target, past, [seq[-1]] + drafts, kind)
         a = accept(drafts, predicted)
         accepted.append(a)
         seq += drafts[:a] + [int(predicted[a])]                    # the accepted drafts, then the target's token
-        _, past = tiny_step(target, torch.tensor([seq[:-1]]))      # the cache of everything kept but the last
+        past = rollback(past, offset + 1 + a)                      # keep the window's last token and a drafts
     tokens = seq[len(prompt):len(prompt) + steps]
     return Speculation(tokens, accepted, len(accepted))
 
@@ -485,21 +491,21 @@ def cache_view(cached: int = 3, new: int = 4, tree: str = "linear", sink: str = 
     )
     verdict = say("outputs equal the serial run: True (max |Δ| < 1e-5)" if same else
                   f"outputs differ from the serial run by up to {worst:.2f}",
-                  "出力は逐次実行と一致する：True（max |Δ| < 1e-5）" if same else
+                  "出力は逐次実行と一致する（True、max |Δ| < 1e-5）" if same else
                   f"出力は逐次実行と最大 {worst:.2f} 違う")
     sink_words = say("no sink" if s is None else f"sink logit {sink}",
                      "シンクなし" if s is None else f"シンクのロジット {sink}")
     summary = say(f"{cached} cached, {new} new ({tree} tree), {sink_words}, {mask}: {verdict}",
-                  f"キャッシュ {cached}、新しいトークン {new}（{_TREE_JA[tree]}の木）、{sink_words}、"
+                  f"キャッシュ {cached}、新しいトークン {new}（{_TREE_JA[tree]}）、{sink_words}、"
                   f"{_MASK_JA[mask]}：{verdict}")
     caption = say("1: may attend    hatched: blocked    ×: differs from the right tree mask    red row: wrong "
                   "position id", "1：参照してよい    斜線：遮断    ×：正しい木のマスクと違う    赤い行：位置 ID が誤り")
     return View(panels, summary, caption)
 
 
-_TREE_JA = {"linear": "一直線", "binary": "二分", "given": "指定"}
+_TREE_JA = {"linear": "一直線の木", "binary": "二分木", "given": "指定した木"}
 _MASK_JA = {"offset mask": "オフセット付きマスク", "tril(0) mask": "tril(0) のマスク",
-            "positions restarted": "位置 ID を 0 から振り直す", "breadth-order positions": "位置 ID を幅優先の順に振る"}
+            "positions restarted": "0 から振り直した位置 ID", "breadth-order positions": "幅優先の順の位置 ID"}
 
 
 def cache_explorer() -> Explorer:
@@ -582,14 +588,14 @@ def check_1(answer: object, parents: tuple[int, ...], offset: int) -> None:
     if got == tuple(range(offset, offset + len(parents))):
         raise Mistake("that numbers the nodes in the order they are listed; a node's position is how far down the "
                       "tree it is, so siblings share one",
-                      "それはノードを並んだ順に番号付けしている。ノードの位置は木をどれだけ下ったかで決まり、"
+                      "それはノードに並んだ順の番号を振っている。位置は木をどれだけ下ったかで決まるので、"
                       "兄弟どうしは同じ位置になる")
     if got == tuple(e - offset for e in expected):
         raise Mistake("the cached tokens are missing: the tree's roots come right after them",
                       "キャッシュ済みのトークンが抜けている。木の根はその直後に来る")
     if got == tuple(e + 1 for e in expected) or got == tuple(e - 1 for e in expected):
         raise Mistake("off by one: positions count from 0, so the cached tokens are positions 0 .. offset - 1",
-                      "1 つずれている。位置は 0 から数えるので、キャッシュ済みのトークンは位置 0 .. offset - 1 である")
+                      "1 つずれている。位置は 0 から数えるので、キャッシュ済みのトークンは位置 0 … offset − 1 である")
     raise Mistake("not quite: for each node, count its ancestors inside the tree",
                   "まだ違う。各ノードについて、木の中にある祖先の数を数えること")
 
@@ -604,8 +610,8 @@ def check_2(answer: object, parents: tuple[int, ...], offset: int) -> None:
     if tuple(answer.shape) != tuple(expected.shape):
         raise Mistake(f"one row per node and one column per key: the cached tokens, then the nodes; got shape "
                       f"{tuple(answer.shape)}",
-                      "行はノード 1 つにつき 1 行、列はキー 1 つにつき 1 列（キャッシュ済みのトークン、次にノード）"
-                      f"である。渡された形状は {tuple(answer.shape)} である")
+                      "行はノードごとに 1 行、列はキーごとに 1 列（先にキャッシュ済みのトークン、続いてノード）"
+                      f"にすること。渡された形状は {tuple(answer.shape)}")
     if torch.equal(answer, expected):
         return
     if torch.equal(answer, ~expected):
@@ -617,37 +623,65 @@ def check_2(answer: object, parents: tuple[int, ...], offset: int) -> None:
     if torch.equal(answer, offset_mask(n, offset)):
         raise Mistake("that is the causal mask of the nodes in list order: a node may not see a sibling's "
                       "branch, only its own ancestors",
-                      "それはノードを並んだ順に見た因果マスクである。ノードが見てよいのは自分の祖先だけで、"
-                      "兄弟の枝は見てはならない")
+                      "それはノードを並んだ順の 1 本の系列とみなした因果マスクである。"
+                      "ノードが見てよいのは自分の祖先だけで、兄弟の枝は見てはならない")
     if answer[:, offset:].diagonal().any():
         raise Mistake("a node cannot see itself: each node's own key must stay visible",
                       "自分自身を見られないノードがある。各ノード自身のキーは見えるままにすること")
+    if (~answer[:, offset:] & expected[:, offset:]).any():
+        raise Mistake("a node sees a node outside its ancestors (a sibling's branch, or a node below it)",
+                      "自分の祖先ではないノード（兄弟の枝、または自分より下のノード）を見ているノードがある")
     raise Mistake("not quite: for each node, walk up its parents; exactly those nodes (and itself) are visible",
                   "まだ違う。各ノードから親をたどること。見てよいのは、たどったノード（と自分自身）だけである")
 
 
-def _split_cases() -> list[tuple[list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], float,
-                                 tuple[torch.Tensor, torch.Tensor]]]:
-    """Exercise 3's cases: partial results of two key ranges (the second empty for row 0), a sink logit, and the
-    dense answer."""
+Parts = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+
+
+def _split_cases() -> list[tuple[str, Parts, float, tuple[torch.Tensor, torch.Tensor]]]:
+    """Exercise 3's cases: (kind, partial results of two key ranges, a sink logit, the dense answer in float64).
+    "empty range": row 0 sees no key of the second range; "dead row": row 0 sees no key at all (every range has
+    m = -inf, l = 0, acc = 0); "large scores": float32 scores above 90 on every row, so exp(score) overflows
+    unless the common max is subtracted first."""
     cases = []
-    for seed, sink in ((0, 0.5), (1, -1.0), (2, 2.0)):
+    for kind, seed, sink in (("empty range", 0, 0.5), ("empty range", 1, -1.0), ("empty range", 2, 2.0),
+                             ("dead row", 3, 0.5), ("large scores", 4, 95.0)):
         q, k, v, blocked = sink_example(seed=seed)
+        if kind == "dead row":
+            blocked[0] = True
+        if kind == "large scores":
+            blocked = torch.zeros_like(blocked)
+            q = 1000 * q / q.norm(dim=-1, keepdim=True)               # every row's best score is far above 90
+            q, k, v = q.float(), k.float(), v.float()
+        scores = ((q @ k.T) / math.sqrt(q.shape[-1])).masked_fill(blocked, float("-inf"))   # (n, S)
         parts = []
-        scores = ((q @ k.T) / math.sqrt(q.shape[-1])).masked_fill(blocked, float("-inf"))
         for keys in torch.arange(k.shape[0]).tensor_split(2):
-            m = scores[:, keys].max(-1).values
+            m = scores[:, keys].max(-1).values                          # (n,), -inf for a range with no visible key
             e = torch.exp(scores[:, keys] - torch.where(m.isfinite(), m, 0.0)[:, None])
-            parts.append((m, e.sum(-1), e @ v[keys]))
-        dense = sink_attention(q, k, v, blocked, sink)
-        cases.append((parts, sink, (dense.out, dense.lse)))
+            parts.append((m, e.sum(-1), e @ v[keys]))                  # l = 0 and acc = 0 for that range
+        dense = sink_attention(q.double(), k.double(), v.double(), blocked, sink)
+        cases.append((kind, parts, sink, (dense.out, dense.lse)))
     return cases
+
+
+def _per_range_sink(parts: Parts, sink: float, every: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The double counts: the sink's exp added to each range's l (every range, or only those with a visible key)."""
+    out = []
+    for m, l, a in parts:
+        live = m.isfinite()
+        add = torch.exp(sink - torch.where(live, m, 0.0))
+        out.append((m, l + (add if every else torch.where(live, add, 0.0)), a))
+    if every:                                                          # an empty range adds exp(sink - M) too
+        M = torch.stack([m for m, _, _ in parts]).max(0).values
+        extra = sum(torch.where(m.isfinite(), 0.0, torch.exp(sink - M)) for m, _, _ in parts)
+        return combine(out + [(M, extra, torch.zeros_like(parts[0][2]))])
+    return combine(out)
 
 
 @exercise
 def check_3(answer: object) -> None:
     """Exercise 3: combine(parts, sink) -> (out, lse), the split-KV combine with a learned sink logit."""
-    for parts, sink, (out, lse) in _split_cases():
+    for kind, parts, sink, (out, lse) in _split_cases():
         got = call(answer, [tuple(t.clone() for t in p) for p in parts], sink,
                    when=say("on two key ranges and a sink,", "キーの範囲 2 つとシンクで呼んだとき、"))
         if not isinstance(got, tuple | list) or len(got) != 2 or not all(isinstance(t, torch.Tensor) for t in got):
@@ -657,23 +691,19 @@ def check_3(answer: object) -> None:
             raise Mistake(f"out must have shape {tuple(out.shape)} and lse {tuple(lse.shape)}",
                           f"out の形状は {tuple(out.shape)}、lse は {tuple(lse.shape)} にすること")
         if not (g_out.isfinite().all() and g_lse.isfinite().all()):
-            raise Mistake("NaN or inf: a range with no visible key has m = -inf; its scale factor must be 0, "
-                          "not exp(-inf - (-inf))",
-                          "NaN か inf が出ている。見えるキーのない範囲は m = -inf である。その倍率は "
-                          "exp(-inf - (-inf)) ではなく 0 にすること")
-        if torch.allclose(g_out, out, atol=1e-6) and torch.allclose(g_lse, lse, atol=1e-6):
+            _non_finite(answer, kind, parts, sink)
+        tol = 1e-6 if kind != "large scores" else 1e-4                 # float32 inputs: float32 rounding
+        if torch.allclose(g_out, out, atol=tol) and torch.allclose(g_lse, lse, atol=tol, rtol=tol):
             continue
         without = combine(parts)
-        twice = combine([(m, l + torch.exp(sink - torch.where(m.isfinite(), m, 0.0)), a) for m, l, a in parts])
-        if torch.allclose(g_out, without[0], atol=1e-6):
+        if torch.allclose(g_out, without[0], atol=tol):
             raise Mistake("the sink is missing: it is one more softmax column, so its exp belongs in the "
                           "denominator",
-                          "シンクが抜けている。シンクはソフトマックスの列が 1 つ増えたものなので、"
-                          "その exp は分母に入る")
-        if torch.allclose(g_out, twice[0], atol=1e-6):
+                          "シンクが抜けている。シンクはソフトマックスに加わる 1 列なので、その exp も分母に入る")
+        if any(torch.allclose(g_out, _per_range_sink(parts, sink, every)[0], atol=tol) for every in (False, True)):
             raise Mistake("the sink is counted once per range: add it once, after the ranges are combined",
                           "シンクを範囲ごとに数えている。範囲をまとめた後で 1 回だけ足すこと")
-        if torch.allclose(g_out, out, atol=1e-6):
+        if torch.allclose(g_out, out, atol=tol):
             raise Mistake("out is right, lse is not: lse is the common max plus the log of the whole denominator, "
                           "sink included",
                           "out は正しいが lse が違う。lse は共通の最大値に、"
@@ -682,8 +712,33 @@ def check_3(answer: object) -> None:
                       "まだ違う。足す前に、すべての範囲を（シンクも含めた）共通の最大値に合わせて倍率をかけること")
 
 
-def combine_solution(parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
-                     sink: float) -> tuple[torch.Tensor, torch.Tensor]:
+def _non_finite(answer: object, kind: str, parts: Parts, sink: float) -> None:
+    """Name the cause of a NaN or inf in exercise 3's answer, by the case it appeared in."""
+    if kind == "large scores":
+        raise Mistake("inf or NaN with float32 scores above 90: exp(score) overflows past about 88, so subtract the "
+                      "common max before taking exp",
+                      "float32 でスコアが 90 を超えると inf か NaN になる。exp(score) は 88 あたりで溢れるので、"
+                      "exp を取る前に共通の最大値を引くこと")
+    if kind == "dead row":
+        raise Mistake("NaN or inf on a row that sees no key at all: every range has m = -inf there, so the common "
+                      "max must include the sink, or it is -inf and exp(-inf - (-inf)) is NaN",
+                      "どのキーも見えない行で NaN か inf になる。その行ではどの範囲も m = -inf なので、"
+                      "共通の最大値にシンクを含めないと -inf になり、exp(-inf - (-inf)) が NaN になる")
+    probe = [(m, torch.where(m.isfinite(), l, 1.0), a) for m, l, a in parts]   # an empty range: l = 1, not 0
+    got = call(answer, probe, sink, when=say("on two key ranges and a sink,", "キーの範囲 2 つとシンクで呼んだとき、"))
+    if isinstance(got, tuple | list) and len(got) == 2 and all(isinstance(t, torch.Tensor) for t in got) \
+            and got[0].isfinite().all() and got[1].isfinite().all():
+        raise Mistake("NaN on a row whose second range sees no key: acc / l of that range alone is 0 / 0; rescale "
+                      "acc and l to the common max, sum them, and divide once at the end",
+                      "2 つ目の範囲にキーが見えない行で NaN になる。その範囲だけで acc / l を計算すると 0 / 0 になる。"
+                      "acc と l を共通の最大値に合わせて足し、最後に 1 回だけ割ること")
+    raise Mistake("NaN or inf: a range with no visible key has m = -inf; its scale factor must be 0, "
+                  "not exp(-inf - (-inf))",
+                  "NaN か inf が出ている。見えるキーのない範囲は m = -inf である。その倍率は "
+                  "exp(-inf - (-inf)) ではなく 0 にすること")
+
+
+def combine_solution(parts: Parts, sink: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Exercise 3's solution: the sink as one more range (m = sink, l = 1, acc = 0), then combine."""
     m0, _, a0 = parts[0]
     return combine(list(parts) + [(torch.full_like(m0, sink), torch.ones_like(m0), torch.zeros_like(a0))])

@@ -1,6 +1,8 @@
 """Chapter 15: the offset rule, speculation, trees, sinks, the cached module, the explorer and the exercise checks
 (helpers/chapters/ch15_many_tokens_against_a_cache.py)."""
 
+import math
+
 import pytest
 import torch
 
@@ -148,6 +150,10 @@ def test_check_2():
                         (right[:, 2:], "one row per node")):
         with pytest.raises(Mistake, match=hint):
             ch15.check_2(wrong, tree, offset)
+    sibling = right.clone()
+    sibling[2, 3] = False                            # node 2 sees its sibling 1
+    with pytest.raises(Mistake, match="outside its ancestors"):
+        ch15.check_2(sibling, tree, offset)
     other = right.clone()
     other[3, 2] = True
     with pytest.raises(Mistake, match="walk up"):
@@ -164,8 +170,40 @@ def test_check_3():
         live = [torch.where(m.isfinite(), m, 0.0) for m, _, _ in parts]          # the sink added to every range
         return ch15.combine([(m, l + torch.exp(sink - s), a) for (m, l, a), s in zip(parts, live, strict=True)])
 
+    def stacked(parts):
+        return [torch.stack([p[i] for p in parts]) for i in range(3)]
+
+    def every_range(parts, sink):                   # the sink's exp added once per range, empty ones included
+        m, l, a = stacked(parts)
+        M = m.max(0).values
+        total = (l * torch.exp(m - M)).sum(0) + len(parts) * torch.exp(sink - M)
+        return (a * torch.exp(m - M)[..., None]).sum(0) / total[:, None], M + torch.log(total)
+
+    def sink_not_in_max(parts, sink):               # right unless a row sees no key at all
+        m, l, a = stacked(parts)
+        M = m.max(0).values
+        scale = torch.exp(m - M)
+        total = (l * scale).sum(0) + torch.exp(sink - M)
+        return (a * scale[..., None]).sum(0) / total[:, None], M + torch.log(total)
+
+    def unscaled(parts, sink):                      # no max subtracted: overflows in float32 above ~88
+        m, l, a = stacked(parts)
+        total = (l * torch.exp(m)).sum(0) + math.exp(sink)
+        return (a * torch.exp(m)[..., None]).sum(0) / total[:, None], torch.log(total)
+
+    def per_range_division(parts, sink):            # acc / l per range: 0 / 0 on an empty range
+        m, l, a = stacked(parts)
+        M = torch.maximum(m.max(0).values, torch.tensor(sink, dtype=m.dtype))
+        w = l * torch.exp(m - M)
+        total = w.sum(0) + torch.exp(sink - M)
+        return ((a / l[..., None]) * w[..., None]).sum(0) / total[:, None], M + torch.log(total)
+
     for wrong, hint in ((lambda parts, sink: ch15.combine(parts), "sink is missing"),
                         (per_range, "once per range"),
+                        (every_range, "once per range"),
+                        (sink_not_in_max, "common max must include the sink"),
+                        (unscaled, "overflows"),
+                        (per_range_division, "0 / 0"),
                         (lambda parts, sink: (ch15.combine_solution(parts, sink)[0],
                                               ch15.combine(parts)[1]), "lse is not"),
                         (lambda parts, sink: ch15.combine_solution(parts, sink)[0], "two tensors"),
@@ -173,3 +211,20 @@ def test_check_3():
         with pytest.raises(Mistake, match=hint):
             ch15.check_3(wrong)
     assert "シンク" in japanese_hint(ch15.check_3, lambda parts, sink: ch15.combine(parts))
+
+
+def test_the_explorer_on_192_settings():
+    """The right construction always equals the serial run; so do breadth-order positions on a linear tree (its
+    list order is its depth), and, with no cache, the tril(0) mask and restarted positions on a linear tree."""
+    for cached in (0, 1, 3, 5):
+        for new in (1, 3, 4, 6):
+            for tree in ch15.TREES:
+                for mask in ch15.EXPLORER_MASKS:
+                    same = "True" in ch15.cache_view(cached, new, tree, "0", mask).summary
+                    if mask == "offset mask" or (tree == "linear" and (mask == "breadth-order positions"
+                                                                       or cached == 0)):
+                        assert same, (cached, new, tree, mask)
+    for tree in ("binary", "given"):                 # without a cache, two mistakes still break a branching tree
+        for mask in ("tril(0) mask", "breadth-order positions"):
+            assert "True" not in ch15.cache_view(0, 6, tree, "none", mask).summary
+        assert "True" in ch15.cache_view(0, 6, tree, "none", "positions restarted").summary
