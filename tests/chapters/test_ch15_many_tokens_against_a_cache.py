@@ -57,6 +57,12 @@ def test_speculation_reproduces_greedy_decoding_with_rejections():
         rejected += sum(a < 3 for a in run.accepted)
     assert rejected >= 1
     assert ch15.accept([5, 6, 9], [5, 6, 7, 8]) == 2 and ch15.accept([1], [2, 3]) == 0
+    with torch.no_grad():                            # verify returns the cache with the whole window; rollback cuts it
+        _, past = ch15.tiny_step(target, torch.tensor([[1, 2, 3]]))
+        predicted, grown = ch15.verify(target, past, [4, 5, 6, 7])
+    assert predicted.shape == (4,) and grown[0][0].shape[2] == 7
+    assert [k.shape[2] for k, _ in ch15.rollback(grown, 5)] == [5] * len(grown)
+    assert torch.equal(ch15.rollback(grown, 3)[0][0], past[0][0])
     with pytest.raises(ValueError, match="kind"):
         ch15.speculate(target, drafter, [1, 2], 2, kind="nope")
 
