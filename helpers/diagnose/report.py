@@ -45,8 +45,9 @@ CAUSES: dict[str, Bilingual] = {
     "cache-mismatch": Bilingual(
         "Usually the mask of a multi-token step with a cache is built for the new tokens alone (each new token "
         "must see the cached ones and its earlier new ones), or the positions restart at 0.",
-        "多くの場合、キャッシュ付きで複数トークンを進める段のマスクが新しいトークンだけで作られている（新しいトークンは"
-        "キャッシュ済みのものと、それより前の新しいトークンを見なければならない）か、位置が 0 からやり直されている。"),
+        "多くの場合、キャッシュ付きで複数トークンを進めるステップのマスクが新しいトークンだけで作られている"
+        "（新しいトークンはキャッシュ済みのものと、それより前の新しいトークンを見なければならない）か、"
+        "位置 ID が 0 から振り直されている。"),
     "nan-forward": Bilingual(
         "Usually a fully masked row (a left pad under a causal mask) turns NaN and the next layer carries it into "
         "real rows (weight 0 times value NaN), or an additive mask overflows in low precision.",

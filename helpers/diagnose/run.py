@@ -403,7 +403,7 @@ def compare(a: torch.Tensor, b: torch.Tensor, tolerance: Tolerance, real: torch.
 
 
 CACHE_LENGTH = 12   # tokens of a cache check: a 6-token prefix and one 6-token step, or 4 chunks of 3
-CHUNKINGS = ((Bilingual("one cached step of 6 tokens", "6 トークンを 1 段でキャッシュ付き"), (6,)),
+CHUNKINGS = ((Bilingual("one cached step of 6 tokens", "キャッシュ付きの 6 トークンの 1 ステップ"), (6,)),
              (Bilingual("chunks of 3 tokens", "3 トークンずつのチャンク"), (3, 6, 9)))
 
 

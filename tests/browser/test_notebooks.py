@@ -225,6 +225,16 @@ EXPECTED["14"] = [  # decider_explorer: is_causal missing -> False, config -> ca
     Move("mask", kind="dropdown", option="float cast to bool", after="applied inverted: the past hidden", masked=42),
 ]
 
+EXPECTED["15"] = [  # cache_explorer: mask -> tril(0), tree -> binary, sink -> 2, mask -> offset mask, cached 3 -> 2
+    Move("built with", kind="dropdown", option="tril(0) mask", before="offset mask: outputs equal the serial run: True",
+         after="tril(0) mask: outputs differ from the serial run by up to 2.10", masked=36),
+    Move("tree", kind="dropdown", option="binary", after="(binary tree), no sink, tril(0) mask", masked=36),
+    Move("sink logit", kind="dropdown", option="2", after="sink logit 2, tril(0) mask", masked=36),
+    Move("built with", kind="dropdown", option="offset mask", after="sink logit 2, offset mask: outputs equal the "
+         "serial run: True", masked=16),
+    Move("cached tokens", presses=-1, after="2 cached, 4 new (binary tree)", masked=16),
+]
+
 
 def shows_widget(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", []))
