@@ -243,6 +243,24 @@ def as_bool_tensor(answer: object, wrong: Mistake) -> torch.Tensor:
     return as_tensor(answer, wrong, torch.bool)
 
 
+def blocked_mask(answer: object, expected: torch.Tensor,
+                 shape: Callable[[tuple[int, ...]], Mistake]) -> tuple[torch.Tensor, bool]:
+    """A mask answer (True = blocked) against the expected one: (the answer as a bool tensor, whether it is right).
+    Raises the mistakes every mask exercise shares: not a bool mask, `shape(got)` (the caller's words for the shape
+    it wants, given the shape it got) when the shape differs, and the flipped polarity. The caller names the
+    other mistakes."""
+    answer = as_bool_tensor(answer, Mistake("give a bool tensor, True = blocked (the helpers' convention)",
+                                            "bool テンソルで答えること。True = 遮断（helpers の規約）"))
+    if tuple(answer.shape) != tuple(expected.shape):
+        raise shape(tuple(answer.shape))
+    if torch.equal(answer, expected):
+        return answer, True
+    if torch.equal(answer, ~expected):
+        raise Mistake("the polarity is flipped: True must mean blocked",
+                      "極性が逆である。True は遮断を意味しなければならない")
+    return answer, False
+
+
 def as_number(answer: object, wrong: Mistake) -> float:
     """One real number as a Python float: a Python or numpy number, a tensor or array with one element (0-d or
     not), a list of one number; never a bool. NaN and inf are numbers: the check judges them."""

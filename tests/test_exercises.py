@@ -12,7 +12,7 @@ import pytest
 import torch
 from IPython.core.interactiveshell import InteractiveShell
 
-from helpers.exercises import NOT_ATTEMPTED, NOT_ATTEMPTED_JA, Check, Mistake, exercise
+from helpers.exercises import NOT_ATTEMPTED, NOT_ATTEMPTED_JA, Check, Mistake, blocked_mask, exercise
 from helpers.language import speaking
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
@@ -280,3 +280,19 @@ def test_the_normaliser_needs_no_numpy():
     assert run.returncode == 0 and run.stdout == "ok\n", run.stderr[-2000:]
     source = (HELPERS / "exercises.py").read_text(encoding="utf-8")
     assert "import numpy" not in source
+
+
+def test_blocked_mask_names_the_shared_mistakes_and_leaves_the_rest_to_the_caller():
+    """The mistakes every mask exercise shares: the kind, the shape (in the caller's words) and the polarity."""
+    expected = torch.ones(2, 3, dtype=torch.bool).triu(1)
+    shape = lambda got: Mistake(f"want (2, 3), got {got}", f"(2, 3) が必要、{got} を受け取った")  # noqa: E731
+    assert blocked_mask(expected.tolist(), expected, shape)[1] is True
+    assert blocked_mask(expected.numpy(), expected, shape)[1] is True
+    answer, right = blocked_mask(torch.zeros(2, 3, dtype=torch.bool), expected, shape)
+    assert right is False and answer.dtype == torch.bool
+    with pytest.raises(Mistake, match="want \\(2, 3\\), got \\(3, 3\\)"):
+        blocked_mask(torch.zeros(3, 3, dtype=torch.bool), expected, shape)
+    with pytest.raises(Mistake, match="polarity is flipped"):
+        blocked_mask(~expected, expected, shape)
+    with pytest.raises(Mistake, match="give a bool tensor"):
+        blocked_mask(expected.int(), expected, shape)

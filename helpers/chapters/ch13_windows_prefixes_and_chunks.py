@@ -31,7 +31,7 @@ from helpers.attention import attention_steps
 from helpers.chapters.ch09_batched_generation import TinyLM
 from helpers.chapters.ch10_packing_and_the_cost_of_padding import sliding_window_mod
 from helpers.checks import receptive_field
-from helpers.exercises import Mistake, as_bool_tensor, as_ints, call, exercise
+from helpers.exercises import Mistake, as_ints, blocked_mask, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
 
@@ -434,19 +434,13 @@ def check_1(answer: object, left: int, queries: tuple[int, ...]) -> None:
 def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
     """Exercise 2: the (chunk, cached + chunk) mask of a chunk against a cache, with a window; True = blocked."""
     expected = chunk_mask(chunk, cached, window)
-    answer = as_bool_tensor(answer, Mistake("give a bool tensor, True = blocked (the helpers' convention)",
-                                            "bool テンソルで答えること。True = 遮断（helpers の規約）"))
-    if tuple(answer.shape) != tuple(expected.shape):
-        raise Mistake(f"the mask has one row per query of the chunk and one column per key it can be compared with "
-                      f"(the cached keys and the chunk's own), got shape {tuple(answer.shape)}",
-                      "マスクの行はチャンクのクエリ 1 つにつき 1 行、"
-                      "列は、クエリが参照しうるキー（キャッシュ済みのキーと"
-                      f"チャンク自身のキー）1 つにつき 1 列である。渡された形状は {tuple(answer.shape)} である")
-    if torch.equal(answer, expected):
+    answer, right = blocked_mask(answer, expected, lambda got: Mistake(
+        f"the mask has one row per query of the chunk and one column per key it can be compared with "
+        f"(the cached keys and the chunk's own), got shape {got}",
+        "マスクの行はチャンクのクエリ 1 つにつき 1 行、列は、クエリが参照しうるキー（キャッシュ済みのキーと"
+        f"チャンク自身のキー）1 つにつき 1 列である。渡された形状は {got} である"))
+    if right:
         return
-    if torch.equal(answer, ~expected):
-        raise Mistake("the polarity is flipped: True must mean blocked",
-                      "極性が逆である。True は遮断を意味しなければならない")
     if torch.equal(answer, _prefill_mask("top-left", chunk, cached, window)) or \
             torch.equal(answer, ~torch.ones(chunk, cached + chunk, dtype=torch.bool).tril()):
         raise Mistake("aligned top-left: the chunk's first query is not position 0 of the sequence",

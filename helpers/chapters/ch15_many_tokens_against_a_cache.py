@@ -27,7 +27,7 @@ from torch.nn.attention.flex_attention import create_mask
 
 from helpers import arguments
 from helpers.chapters.ch09_batched_generation import TinyLM, trained_model
-from helpers.exercises import Mistake, as_bool_tensor, as_ints, call, exercise
+from helpers.exercises import Mistake, as_ints, blocked_mask, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
 
@@ -605,18 +605,12 @@ def check_2(answer: object, parents: tuple[int, ...], offset: int) -> None:
     """Exercise 2: the draft tree's mask, bool (n, offset + n), True = blocked."""
     expected = tree_mask(parents, offset)
     n = len(parents)
-    answer = as_bool_tensor(answer, Mistake("give a bool tensor, True = blocked (the helpers' convention)",
-                                            "bool テンソルで答えること。True = 遮断（helpers の規約）"))
-    if tuple(answer.shape) != tuple(expected.shape):
-        raise Mistake(f"one row per node and one column per key: the cached tokens, then the nodes; got shape "
-                      f"{tuple(answer.shape)}",
-                      "行はノードごとに 1 行、列はキーごとに 1 列（先にキャッシュ済みのトークン、続いてノード）"
-                      f"にすること。渡された形状は {tuple(answer.shape)}")
-    if torch.equal(answer, expected):
+    answer, right = blocked_mask(answer, expected, lambda got: Mistake(
+        f"one row per node and one column per key: the cached tokens, then the nodes; got shape {got}",
+        "行はノードごとに 1 行、列はキーごとに 1 列（先にキャッシュ済みのトークン、続いてノード）にすること。"
+        f"渡された形状は {got}"))
+    if right:
         return
-    if torch.equal(answer, ~expected):
-        raise Mistake("the polarity is flipped: True must mean blocked",
-                      "極性が逆である。True は遮断を意味しなければならない")
     if offset and answer[:, :offset].any():
         raise Mistake("a cached column is blocked: every node may see every cached token",
                       "キャッシュ済みの列が遮断されている。どのノードもキャッシュ済みのトークンをすべて見てよい")
