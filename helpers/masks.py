@@ -95,10 +95,12 @@ def _checked_lengths(lengths: object, max_len: object) -> tuple[list[int], int]:
     return lengths, max_len
 
 
-def causal_mask(size: int) -> torch.Tensor:
-    """Bool (size, size) mask, True above the diagonal: query i may not see key j > i."""
+def causal_mask(size: int, offset: int = 0) -> torch.Tensor:
+    """Bool (size, offset + size) mask, True = blocked, aligned bottom-right: query i is position offset + i (after
+    `offset` cached keys) and may not see key j > offset + i. offset 0: the square mask, True above the diagonal."""
     size = arguments.integer(size, "size", minimum=1)
-    return torch.logical_not(torch.tril(torch.ones(size, size, dtype=torch.bool)))
+    offset = arguments.integer(offset, "offset", minimum=0)
+    return torch.logical_not(torch.tril(torch.ones(size, offset + size, dtype=torch.bool), diagonal=offset))
 
 
 def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:

@@ -189,3 +189,14 @@ def test_one_validator_for_hugging_face_masks():
 def test_to_additive_mask_refuses_float8_by_name():
     with pytest.raises(TypeError, match=r"dtype must be float16, bfloat16, float32 or float64 .*float8_e4m3fn"):
         to_additive_mask(torch.tensor([True]), torch.float8_e4m3fn)
+
+
+def test_causal_mask_after_cached_keys_is_aligned_bottom_right():
+    """causal_mask(n, offset): n queries after `offset` cached keys; query i is position offset + i."""
+    for n, offset in [(1, 0), (3, 0), (1, 5), (4, 2), (3, 7)]:
+        mask = causal_mask(n, offset)
+        keys, queries = torch.arange(offset + n)[None, :], torch.arange(n)[:, None] + offset
+        assert mask.shape == (n, offset + n) and torch.equal(mask, keys > queries)
+    assert torch.equal(causal_mask(4, 0), causal_mask(4))
+    with pytest.raises(ValueError, match="offset"):
+        causal_mask(3, -1)

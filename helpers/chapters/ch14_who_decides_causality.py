@@ -40,6 +40,7 @@ from helpers.checks import check_mask_pattern, infer_mask
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
+from helpers.masks import causal_mask
 
 E, HEADS = 8, 2
 
@@ -167,7 +168,7 @@ def causal(L: int, S: int | None = None) -> torch.Tensor:
     S = L if S is None else arguments.integer(S, "S", minimum=1)
     if S < L:
         raise ValueError(f"S (keys) must be at least L (queries), got L={L}, S={S}")
-    return torch.arange(S)[None, :] > torch.arange(L)[:, None] + (S - L)
+    return causal_mask(L, offset=S - L)
 
 
 # --- step 2: tiny models, and what their kernel got ---

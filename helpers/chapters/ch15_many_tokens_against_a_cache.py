@@ -30,6 +30,7 @@ from helpers.chapters.ch09_batched_generation import TinyLM, trained_model
 from helpers.exercises import Mistake, as_ints, blocked_mask, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
+from helpers.masks import causal_mask
 
 KV = list[tuple[torch.Tensor, torch.Tensor]]   # TinyLM's cache here: per block (keys, values), each (N, H, S, E/H)
 MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -41,7 +42,7 @@ def offset_mask(n: int, offset: int) -> torch.Tensor:
     """The mask of n new queries after `offset` cached keys: bool (n, offset + n), True = blocked. Query i is
     position offset + i, so it may see every key up to and including offset + i (aligned bottom-right)."""
     n, offset = _count(n, "n", 1), _count(offset, "offset", 0)
-    return torch.arange(offset + n)[None, :] > torch.arange(n)[:, None] + offset   # key j after query i's position
+    return causal_mask(n, offset=offset)   # key j after query i's position offset + i
 
 
 def offset_positions(n: int, offset: int) -> torch.Tensor:
