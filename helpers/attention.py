@@ -1,4 +1,5 @@
-"""Scaled dot-product attention, written out one step at a time."""
+"""Scaled dot-product attention, written out one step at a time; and what PyTorch's own kernel applied
+(`sdpa_blocked`, read from its output)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import math
 from typing import NamedTuple
 
 import torch
+import torch.nn.functional as F
 
 from helpers import arguments
 from helpers.masks import Fill, fill_value
@@ -108,3 +110,33 @@ def _checked_inputs(q: object, k: object, v: object, fill: Fill | None, masks: d
         return -1e9 if torch.finfo(q.dtype).max >= 1e9 else "min"
     fill_value(fill, torch.float64)  # reject a bad fill early, even when nothing is masked
     return fill
+
+
+# --- what F.scaled_dot_product_attention applied ---
+
+def probe_qk(L: int, S: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random queries (1, 1, L, S) and keys (1, 1, S, S): head size S, the size of the identity used as values
+    (unequal head sizes would send SDPA to its math backend)."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(1, 1, L, S, generator=g), torch.randn(1, 1, S, S, generator=g)
+
+
+def sdpa_blocked(attn_mask: torch.Tensor | None, is_causal: bool, L: int = 4, S: int | None = None) -> torch.Tensor:
+    """What F.scaled_dot_product_attention applied, read from its output: with value = the identity, the output
+    rows are the attention weights; a weight of exactly 0 is a blocked key. bool (L, S), True = blocked."""
+    L = arguments.integer(L, "L", minimum=1)
+    S = L if S is None else arguments.integer(S, "S", minimum=1)
+    arguments.flag(is_causal, "is_causal")
+    if attn_mask is not None:
+        arguments.tensor(attn_mask, "attn_mask")
+        if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
+            raise TypeError(f"attn_mask must be a bool or float tensor, got {attn_mask.dtype}")
+        try:
+            torch.broadcast_shapes(attn_mask.shape, (1, 1, L, S))
+        except RuntimeError:
+            raise ValueError(f"attn_mask must broadcast to ({L}, {S}) (queries, keys), got shape "
+                             f"{tuple(attn_mask.shape)}") from None
+    q, k = probe_qk(L, S)
+    weights = F.scaled_dot_product_attention(q, k, torch.eye(S)[None, None], attn_mask=attn_mask,
+                                             is_causal=is_causal)[0, 0]
+    return weights == 0

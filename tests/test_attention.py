@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from helpers import attention_steps, causal_mask, key_padding_mask, to_sdpa_mask
-from helpers.attention import combined_mask
+from helpers.attention import combined_mask, sdpa_blocked
 
 
 def random_qkv(*batch, L=5, S=5, E=4, Ev=3, seed=0):
@@ -123,3 +123,21 @@ def test_the_default_fill_is_the_books_where_the_dtype_holds_it():
     assert (attention_steps(q, k, v, attn_mask=causal_mask(5)).masked_scores == -1e9).sum() == 10
     half = attention_steps(*(t.half() for t in (q, k, v)), attn_mask=causal_mask(5))    # float16: finfo.min
     assert (half.masked_scores == torch.finfo(torch.float16).min).sum() == 10 and half.weights.isfinite().all()
+
+
+def test_sdpa_blocked_reads_the_two_deciders():
+    may = torch.tensor([True, True, False]).expand(3, 3)
+    assert not sdpa_blocked(None, False, 3).any()
+    assert torch.equal(sdpa_blocked(None, True, 3), causal_mask(3))
+    assert torch.equal(sdpa_blocked(may, True, 3), ~may | causal_mask(3))
+    assert torch.equal(sdpa_blocked(None, True, 2, 4), ~torch.ones(2, 4, dtype=torch.bool).tril())
+    with pytest.raises(TypeError, match="is_causal"):
+        sdpa_blocked(None, 1, 3)
+    with pytest.raises(ValueError, match="L"):
+        sdpa_blocked(None, True, 0)
+    with pytest.raises(ValueError, match="attn_mask"):
+        sdpa_blocked(torch.ones(2, 2, dtype=torch.bool), False, 3)
+    with pytest.raises(TypeError, match="attn_mask"):
+        sdpa_blocked(torch.ones(3, 3, dtype=torch.long), False, 3)
+    with pytest.raises(TypeError, match="attn_mask"):
+        sdpa_blocked([[True]], False, 1)

@@ -19,15 +19,12 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
-import inspect
-import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 import ipywidgets as widgets
 import numpy as np
 import torch
-import torch.nn.functional as F
 import transformers
 from torch import nn
 from transformers import masking_utils
@@ -36,42 +33,15 @@ from transformers.modeling_utils import AttentionInterface
 from transformers.models.mllama.modeling_mllama import MllamaTextModel
 
 from helpers import arguments, diagnose, language
+from helpers.attention import probe_qk
 from helpers.checks import check_mask_pattern, infer_mask
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
+from helpers.library import tiny
 from helpers.masks import causal_mask
 
 E, HEADS = 8, 2
-
-
-# --- reading the installed source ---
-
-def source_lines(function: Callable, *needles: str) -> list[str]:
-    """The lines of `function`'s installed source that contain any of `needles`, each as
-    "file:line: text" with the file relative to site-packages (e.g. transformers/masking_utils.py:944)."""
-    if not callable(function):
-        raise TypeError(f"function must be a function or class, got {type(function).__name__}")
-    if not needles or not all(isinstance(n, str) and n for n in needles):
-        raise ValueError("needles must be one or more non-empty strings to look for")
-    function = inspect.unwrap(function)              # past decorators such as deprecate_kwarg
-    lines, first = inspect.getsourcelines(function)
-    path = inspect.getsourcefile(function) or "?"
-    root = os.path.dirname(os.path.dirname(transformers.__file__))
-    name = os.path.relpath(path, root).replace(os.sep, "/") if path.startswith(root) else os.path.basename(path)
-    found = [f"{name}:{first + i}: {line.strip()}" for i, line in enumerate(lines)
-             if any(n in line for n in needles)]
-    if not found:
-        raise ValueError(f"none of {needles} is in the source of {getattr(function, '__name__', function)}")
-    return found
-
-
-def show_source(function: Callable, *needles: str) -> None:
-    """Print source_lines under a header naming transformers' version (nothing is printed for bad arguments)."""
-    lines = source_lines(function, *needles)
-    print(f"transformers {transformers.__version__}, {getattr(function, '__qualname__', function)}:")
-    for line in lines:
-        print("   ", line)
 
 
 # --- what the kernel received ---
@@ -134,34 +104,6 @@ def form(mask: torch.Tensor | None) -> str:
 
 # --- step 1: SDPA's own rule ---
 
-def _qk(L: int, S: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Random queries (1, 1, L, S) and keys (1, 1, S, S): head size S, the size of the identity used as values
-    (unequal head sizes would send SDPA to its math backend)."""
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(1, 1, L, S, generator=g), torch.randn(1, 1, S, S, generator=g)
-
-
-def sdpa_blocked(attn_mask: torch.Tensor | None, is_causal: bool, L: int = 4, S: int | None = None) -> torch.Tensor:
-    """What F.scaled_dot_product_attention applied, read from its output: with value = the identity, the output
-    rows are the attention weights; a weight of exactly 0 is a blocked key. bool (L, S), True = blocked."""
-    L = arguments.integer(L, "L", minimum=1)
-    S = L if S is None else arguments.integer(S, "S", minimum=1)
-    arguments.flag(is_causal, "is_causal")
-    if attn_mask is not None:
-        arguments.tensor(attn_mask, "attn_mask")
-        if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
-            raise TypeError(f"attn_mask must be a bool or float tensor, got {attn_mask.dtype}")
-        try:
-            torch.broadcast_shapes(attn_mask.shape, (1, 1, L, S))
-        except RuntimeError:
-            raise ValueError(f"attn_mask must broadcast to ({L}, {S}) (queries, keys), got shape "
-                             f"{tuple(attn_mask.shape)}") from None
-    q, k = _qk(L, S)
-    weights = F.scaled_dot_product_attention(q, k, torch.eye(S)[None, None], attn_mask=attn_mask,
-                                             is_causal=is_causal)[0, 0]
-    return weights == 0
-
-
 def causal(L: int, S: int | None = None) -> torch.Tensor:
     """The causal mask aligned bottom-right (query i is position S - L + i), bool (L, S), True = blocked."""
     L = arguments.integer(L, "L", minimum=1)
@@ -175,14 +117,6 @@ def causal(L: int, S: int | None = None) -> torch.Tensor:
 
 DECODER = dict(hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
                head_dim=4)
-
-
-def tiny(config_class: type, model_class: type | None = None, **sizes: object) -> nn.Module:
-    """A seeded model of `config_class` with random weights (vocabulary 20), in eval mode. initializer_range 0.5,
-    not 0.02: a dependence must show far above the checks' tolerance."""
-    torch.manual_seed(0)
-    config = config_class(vocab_size=20, max_position_embeddings=32, **{"initializer_range": 0.5, **sizes})
-    return (model_class or transformers.AutoModel.from_config)(config).eval()
 
 
 def tiny_models() -> dict[str, nn.Module]:
@@ -613,7 +547,7 @@ class _Probe(nn.Module):
     """An attention module with or without an is_causal attribute."""
 
 
-_Q, _K = _qk(LENGTH, LENGTH, seed=3)
+_Q, _K = probe_qk(LENGTH, LENGTH, seed=3)
 _EYE = torch.eye(LENGTH)[None, None]
 
 
@@ -759,7 +693,7 @@ def _situation(mask: str, flag: str, L: int) -> str:
     module = _Probe()
     if flag != "missing":
         module.is_causal = flag == "True"
-    q, k = _qk(L, S, seed=5)
+    q, k = probe_qk(L, S, seed=5)
     given = None if mask == "none" else torch.ones(1, 1, L, S, dtype=torch.bool)
     out, _ = sdpa_attention_forward(module, q, k, torch.eye(S)[None, None], given)
     blocked = out[0, :, 0] == 0
@@ -1007,7 +941,7 @@ def position_bias_blocked(L: int = 6) -> torch.Tensor:
     bool (L, L), True = blocked (create_position_bias_mask builds the causal part itself)."""
     module = _Probe()
     module.is_causal = True
-    q, k = _qk(L, L, seed=3)
+    q, k = probe_qk(L, L, seed=3)
     bias = torch.zeros(1, 1, L, L)
     out, _ = sdpa_attention_forward(module, q, k, torch.eye(L)[None, None], None, position_bias=bias)
     return out[0, :, 0] == 0

@@ -30,6 +30,7 @@ from helpers.chapters.ch09_batched_generation import TinyLM, trained_model
 from helpers.exercises import Mistake, as_ints, blocked_mask, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
 from helpers.language import say
+from helpers.library import tiny
 from helpers.masks import causal_mask
 
 KV = list[tuple[torch.Tensor, torch.Tensor]]   # TinyLM's cache here: per block (keys, values), each (N, H, S, E/H)
@@ -118,12 +119,9 @@ def tiny_llama(seed: int = 0, **sizes: int) -> nn.Module:
     """A tiny transformers LlamaForCausalLM (2 layers, 16 features, RoPE), random weights, eval mode, sdpa."""
     import transformers
 
-    torch.manual_seed(arguments.integer(seed, "seed"))
-    config = transformers.LlamaConfig(**{"vocab_size": 20, "hidden_size": 16, "intermediate_size": 32,
-                                         "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
-                                         "head_dim": 8, "max_position_embeddings": 32, "initializer_range": 0.5,
-                                         **sizes})
-    return transformers.LlamaForCausalLM(config).eval()
+    return tiny(transformers.LlamaConfig, transformers.LlamaForCausalLM, seed=seed,
+                **{"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+                   "num_key_value_heads": 1, "head_dim": 8, **sizes})
 
 
 def max_diff(a: torch.Tensor, b: torch.Tensor) -> float:

@@ -4,8 +4,6 @@
 import numpy as np
 import pytest
 import torch
-from transformers import masking_utils
-from transformers.integrations import sdpa_attention
 from transformers.modeling_utils import AttentionInterface
 
 from helpers import diagnose
@@ -19,24 +17,6 @@ torch.set_num_threads(1)
 
 # --- SDPA and transformers, measured ---
 
-def test_sdpa_blocked_reads_the_two_deciders():
-    may = torch.tensor([True, True, False]).expand(3, 3)
-    assert not ch14.sdpa_blocked(None, False, 3).any()
-    assert torch.equal(ch14.sdpa_blocked(None, True, 3), ch14.causal(3))
-    assert torch.equal(ch14.sdpa_blocked(may, True, 3), ~may | ch14.causal(3))
-    assert torch.equal(ch14.sdpa_blocked(None, True, 2, 4), ~torch.ones(2, 4, dtype=torch.bool).tril())
-    with pytest.raises(TypeError, match="is_causal"):
-        ch14.sdpa_blocked(None, 1, 3)
-    with pytest.raises(ValueError, match="L"):
-        ch14.sdpa_blocked(None, True, 0)
-    with pytest.raises(ValueError, match="attn_mask"):
-        ch14.sdpa_blocked(torch.ones(2, 2, dtype=torch.bool), False, 3)
-    with pytest.raises(TypeError, match="attn_mask"):
-        ch14.sdpa_blocked(torch.ones(3, 3, dtype=torch.long), False, 3)
-    with pytest.raises(TypeError, match="attn_mask"):
-        ch14.sdpa_blocked([[True]], False, 1)
-
-
 def test_causal_refuses_bad_sizes():
     assert torch.equal(ch14.causal(2, 3), torch.tensor([[False, False, True], [False, False, False]]))
     with pytest.raises(ValueError, match="L"):
@@ -45,25 +25,6 @@ def test_causal_refuses_bad_sizes():
         ch14.causal(2, 2.5)
     with pytest.raises(ValueError, match="at least L"):
         ch14.causal(3, 2)
-
-
-def test_source_lines_name_file_and_line():
-    lines = ch14.source_lines(sdpa_attention.sdpa_attention_forward, 'getattr(module, "is_causal", True)')
-    assert len(lines) == 1 and lines[0].startswith("transformers/integrations/sdpa_attention.py:")
-    unwrapped = ch14.source_lines(masking_utils.create_causal_mask, 'if not getattr(config, "is_causal", True)')
-    assert unwrapped[0].startswith("transformers/masking_utils.py:")        # past the deprecate_kwarg decorator
-    with pytest.raises(ValueError, match="none of"):
-        ch14.source_lines(sdpa_attention.sdpa_attention_forward, "no such line anywhere")
-    with pytest.raises(ValueError, match="needles"):
-        ch14.source_lines(sdpa_attention.sdpa_attention_forward)
-    with pytest.raises(TypeError, match="function"):
-        ch14.source_lines("sdpa", "x")
-
-
-def test_show_source_prints_nothing_for_bad_arguments(capsys):
-    with pytest.raises(ValueError, match="none of"):
-        ch14.show_source(sdpa_attention.sdpa_attention_forward, "no such line anywhere")
-    assert capsys.readouterr().out == ""
 
 
 def test_kernel_calls_records_and_restores():
