@@ -657,7 +657,7 @@ def check_3(answer: object) -> None:
     d = torch.randn(scores.shape, generator=g)
     (weights * d).sum().backward()
     if s.grad is None or not s.grad.isfinite().all():
-        raise Mistake("the forward is right, but the gradient is NaN: a NaN hidden in the dead rows still meets "
-                      "0 in backward. Keep -inf from ever reaching exp or a division in those rows",
-                      "順伝播は正しいが、勾配が NaN になる。死んだ行に隠れた NaN は、逆伝播で 0 と掛け合わされても "
-                      "NaN のままである。それらの行では、-inf が exp にも割り算にも届かないようにすること")
+        raise Mistake("the forward is right, but the gradient is NaN: the dead rows' NaN flows back into the "
+                      "scores. An added mask passes every gradient on, NaN included, and 0 × NaN is still NaN",
+                      "順伝播は正しいが、勾配が NaN になる。死んだ行の NaN が、逆伝播でスコアまで流れ込んでいる。"
+                      "加算したマスクは NaN も含めてすべての勾配をそのまま通し、0 × NaN も NaN のままである")
