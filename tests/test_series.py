@@ -121,3 +121,43 @@ def test_every_chapter_is_listed_and_linked_to_its_neighbours(edition: str):
         following = found[i + 1] if i + 1 < len(found) else series.start(edition)
         assert f"]({found[i - 1].name})" in title and f"]({following.name})" in title, (
             f"{path.name}'s title cell must link {found[i - 1].name} and {following.name}")
+
+
+RULE_BOX = {"en": ("> **The rule.**", "## Step "), "ja": ("> **規則**", "## ステップ ")}
+
+
+def _rendered(heading: str) -> str:
+    """A heading's text as a browser shows it: links, code marks and emphasis gone."""
+    heading = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    return heading.replace("`", "").replace("**", "").replace("*", "")
+
+
+@pytest.mark.parametrize("edition", series.EDITIONS)
+def test_every_chapter_opens_with_one_rule_box_whose_links_reach_its_steps(edition: str):
+    """Every chapter but chapter 0 has one "The rule" box, before its first step, and each in-page link in it is
+    the anchor of one of the chapter's headings (as JupyterLab and the site make them: tools.site.heading_anchor)."""
+    from tools.site import heading_anchor
+
+    opening, step = RULE_BOX[edition]
+    for path in series.chapters(edition)[1:]:
+        cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"]
+        boxes = [i for i, c in enumerate(cells) if c.source.startswith(opening)]
+        assert len(boxes) == 1, f"{path.name}: {len(boxes)} rule boxes (cells starting {opening!r}), one expected"
+        first_step = next((i for i, c in enumerate(cells) if re.search(rf"^{step}", c.source, re.M)), len(cells))
+        assert boxes[0] < first_step, f"{path.name}: the rule box must come before the first step"
+        headings = {"#" + heading_anchor(_rendered(line.lstrip("#").strip()))
+                    for c in cells for line in c.source.splitlines() if re.match(r"^#{1,4} ", line)}
+        for target in _in_page_links(cells[boxes[0]].source):
+            assert target in headings, f"{path.name}: the rule box links {target}, which is no heading's anchor"
+
+
+def _in_page_links(markdown: str) -> list[str]:
+    """The targets of the [text](#anchor) links in markdown, parentheses inside an anchor included."""
+    found = []
+    for start in (m.end() for m in re.finditer(r"\]\(#", markdown)):
+        depth, end = 1, start
+        while end < len(markdown) and depth:
+            depth += {"(": 1, ")": -1}.get(markdown[end], 0)
+            end += 1
+        found.append("#" + markdown[start:end - 1])
+    return found
