@@ -161,3 +161,40 @@ def _in_page_links(markdown: str) -> list[str]:
             end += 1
         found.append("#" + markdown[start:end - 1])
     return found
+
+
+# --- The glossaries: notebooks/glossary.md and notebooks/ja/glossary.md, the same entries in the same order ---
+GLOSSARY_ANCHOR = re.compile(r'<a id="([^"]+)"></a>')
+
+
+def _glossary_rows(edition: str) -> list[tuple[str, list[str]]]:
+    """(anchor, the chapters its row says define it) for each entry of the edition's glossary, in order."""
+    text = (series.notebooks(edition) / "glossary.md").read_text(encoding="utf-8")
+    return [(m[1], re.findall(r"\]\((\d\d_\w+\.ipynb)\)", m[2]))
+            for m in re.finditer(r'^\|\s*<a id="([^"]+)"></a>(.*)$', text, re.M)]
+
+
+def test_both_glossaries_have_the_same_entries_in_the_same_order():
+    """Each entry has the same anchor in both editions (a link glossary.md#x works in either), and names the same
+    chapters as the ones that define it."""
+    english, japanese = _glossary_rows("en"), _glossary_rows("ja")
+    assert [a for a, _ in english] == [a for a, _ in japanese], "the glossaries' anchors differ, or their order"
+    assert len({a for a, _ in english}) == len(english), "an anchor is used twice"
+    for (anchor, chapters), (_, chapters_ja) in zip(english, japanese, strict=True):
+        assert chapters and chapters == chapters_ja, f"#{anchor}: defined in {chapters} (en), {chapters_ja} (ja)"
+        assert all((series.notebooks() / name).is_file() for name in chapters), f"#{anchor}: {chapters}"
+
+
+def test_english_glossary_anchors_used_by_the_chapters_exist():
+    """Every [term](glossary.md#anchor) link in the English chapters points at an entry of notebooks/glossary.md."""
+    glossary = (series.notebooks() / "glossary.md").read_text(encoding="utf-8")
+    anchors = set(GLOSSARY_ANCHOR.findall(glossary))
+    missing, used = set(), set()
+    for path in ENGLISH:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                found = re.findall(r"glossary\.md#([\w-]+)", cell.source)
+                used |= set(found)
+                missing |= {f"{path.name}: #{a}" for a in found if a not in anchors}
+    assert used, "the English chapters link no glossary entry"
+    assert not missing, sorted(missing)

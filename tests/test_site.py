@@ -32,10 +32,23 @@ def test_both_editions_have_the_same_pages():
     assert site.pages("en") == site.pages("ja")
 
 
-def test_glossary_pages():
-    english = site.glossary_source("en")
-    assert english.startswith("# Glossary") and "**dead row**" in english and "## " not in english
-    assert "[]{#dead-row}" in site.markdown("ja", site.glossary_source("ja")), "raw anchors become MyST targets"
+@pytest.mark.parametrize("edition", site.EDITIONS)
+def test_glossary_pages(edition: str):
+    """Each edition's glossary page is its glossary.md; its raw anchors become MyST targets."""
+    source = site.glossary_source(edition)
+    assert source == (series.notebooks(edition) / "glossary.md").read_text(encoding="utf-8")
+    assert source.startswith("# ") and '<a id="dead-row"></a>' in source
+    assert "[]{#dead-row}" in site.markdown(edition, source), "raw anchors become MyST targets"
+
+
+def test_links_to_the_other_edition_go_to_its_site():
+    """The English glossary links the Japanese one (ja/glossary.md): on the site, the Japanese site's page (MyST would
+    look for it among the English pages, and warn)."""
+    assert "](ja/glossary.md)" in site.glossary_source("en")
+    assert '<a href="../ja/glossary.html">' in site.markdown("en", site.glossary_source("en"))
+    english = '<a href="../en/glossary.html#dead-row">英語版</a>'
+    assert site.markdown("ja", "[英語版](../glossary.md#dead-row)") == english
+    assert site.markdown("en", "[x](glossary.md#dead-row) ![p](ja/x.md)") == "[x](glossary.md#dead-row) ![p](ja/x.md)"
 
 
 @pytest.mark.parametrize("edition", site.EDITIONS)

@@ -8,10 +8,9 @@ ipywidgets scripts (from a CDN) are turned off. Two builds, one per edition, fro
 (sphinx_config): build/site/en/ from notebooks/, build/site/ja/ from notebooks/ja/ (language "ja": Sphinx's
 search splits Japanese words with its bundled TinySegmenter), and build/site/index.html to choose one.
 
-Each edition's pages (pages()): every chapter, the cheat sheet, the glossary (the Japanese edition's
-glossary.md; in English, the cheat sheet's "## Glossary" section, cut out at build time), and a page on how to
-run the series (Binder, Colab, locally), written here from tools/links.py, the one place of the repository slug
-and of the site's address. Before Sphinx reads a chapter, a copy of it is changed (prepare_notebook):
+Each edition's pages (pages()): every chapter, the cheat sheet, the glossary (each edition's glossary.md), and a
+page on how to run the series (Binder, Colab, locally), written here from tools/links.py, the one place of the
+repository slug and of the site's address. Before Sphinx reads a chapter, a copy of it is changed (prepare_notebook):
 - the Colab set-up cell is dropped, and the Colab/Binder badge cell (pictures from the web) becomes plain links;
 - each explorer cell's widget output (which needs a kernel) becomes an iframe of the chapter's static explorer
   (helpers/static_explorer.py), exported for each edition in its language into build/site/explorers/ (ja/ for the
@@ -19,7 +18,8 @@ and of the site's address. Before Sphinx reads a chapter, a copy of it is change
   a few lines (EMBED_JS) that show only the explorer asked for and post its height to the page, which sizes
   the iframe to it: it moves with no kernel and no network;
 - a cell whose source is hidden in JupyterLab (the exercises' solution runs) is folded ("hide-input");
-- links out of the notebooks folder (helpers/ sources) point to the file on GitHub (links.source_url);
+- links out of the notebooks folder (helpers/ sources) point to the file on GitHub (links.source_url), and links
+  to a page of the other edition (the English glossary's ja/glossary.md) to that page of the other site;
 - chapter 0 gets the table of contents (hidden: the sidebar shows it).
 Every page links to its twin in the other edition (top right, and under the name in the sidebar).
 Usage: python -m tools.site [--out DIR] [--chapters 00 02 ...]  (default: every chapter, into build/site)
@@ -56,14 +56,13 @@ EXPLORERS_DIR = "explorers"                      # next to en/ and ja/: the stat
 RAW_ANCHOR = re.compile(r'<a id="([\w\-]+)"></a>')   # the glossary's anchors: MyST cannot link to raw HTML
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LOCAL_LINK = re.compile(r"\]\((?!https?:|mailto:|#)([^)\s]+)\)")
+TWIN_LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\((?!https?:|mailto:|#)([^)\s]+)\)")   # [text](target), no image
 WORDS = {
     "en": {"chapters": "Chapters", "reference": "Reference", "twin": "This page in English",
            "launch": "Run this chapter: {colab} · {binder} · <a href=\"run.html\">on your machine</a>",
            "explorer": "A static explorer: every view was computed in advance, so it moves here with no kernel. "
                        "The live one recomputes as you move it: run the chapter. ",
-           "open": "Open it on its own page", "glossary": "Glossary", "glossary_note":
-           "The glossary section of the [cheat sheet](cheatsheet.md). Each chapter defines its terms where they "
-           "first appear."},
+           "open": "Open it on its own page"},
     "ja": {"chapters": "各章", "reference": "資料", "twin": "このページの日本語版",
            "launch": "この章を実行する：{colab} · {binder} · <a href=\"run.html\">手元で</a>",
            "explorer": "静的エクスプローラ：すべての表示をあらかじめ計算してあるため、カーネルなしでここで動く。"
@@ -122,9 +121,27 @@ def _outside_link(edition: str):
     return rewrite
 
 
+def _twin_link(edition: str):
+    """A link rewriter: a link to a page of the other edition (from the English glossary, ja/glossary.md) becomes
+    an HTML link to that page of the other edition's site (../ja/glossary.html): MyST would look for it among
+    this edition's own pages, and warn."""
+    folder, other = EDITIONS[edition], series.other_edition(edition)
+
+    def rewrite(match: re.Match) -> str:
+        path, _, anchor = match[2].partition("#")
+        resolved = (folder / path).resolve()
+        if resolved.parent != EDITIONS[other].resolve() or resolved.suffix not in (".md", ".ipynb"):
+            return match[0]
+        href = f"../{other}/{resolved.stem}.html" + (f"#{anchor}" if anchor else "")
+        return f'<a href="{html.escape(href)}">{html.escape(match[1])}</a>'
+    return rewrite
+
+
 def markdown(edition: str, source: str) -> str:
-    """Markdown as the site reads it: links out of the notebooks folder go to GitHub, and raw HTML anchors
-    (<a id="x"></a>) become MyST targets ([]{#x}), so that links to them (glossary.md#x) resolve and are checked."""
+    """Markdown as the site reads it: links to the other edition go to its site, links out of the notebooks folder
+    go to GitHub, and raw HTML anchors (<a id="x"></a>) become MyST targets ([]{#x}), so that links to them
+    (glossary.md#x) resolve and are checked."""
+    source = TWIN_LINK.sub(_twin_link(edition), source)
     return RAW_ANCHOR.sub(r"[]{#\1}", LOCAL_LINK.sub(_outside_link(edition), source))
 
 
@@ -194,14 +211,8 @@ def prepare_notebook(nb: nbformat.NotebookNode, edition: str, notebook: str,
 
 
 def glossary_source(edition: str) -> str:
-    """The glossary page: the Japanese edition's glossary.md; in English, the cheat sheet's glossary section."""
-    if edition == "ja":
-        return (EDITIONS["ja"] / "glossary.md").read_text(encoding="utf-8")
-    sheet = (EDITIONS["en"] / "cheatsheet.md").read_text(encoding="utf-8")
-    found = re.search(r"^## Glossary\n(.*?)(?=^## |\Z)", sheet, re.M | re.S)
-    if not found:
-        raise ValueError("notebooks/cheatsheet.md has no '## Glossary' section for the English glossary page")
-    return f"# {WORDS['en']['glossary']}\n\n{WORDS['en']['glossary_note']}\n\n{found[1].strip()}\n"
+    """The glossary page: the edition's glossary.md (notebooks/glossary.md, notebooks/ja/glossary.md)."""
+    return (EDITIONS[edition] / "glossary.md").read_text(encoding="utf-8")
 
 
 def run_source(edition: str, chapters: list[Path]) -> str:
