@@ -235,6 +235,10 @@ EXPECTED["15"] = [  # cache_explorer: mask -> tril(0), tree -> binary, sink -> 2
     Move("cached tokens", presses=-1, after="2 cached, 4 new (binary tree)", masked=16),
 ]
 
+EXPECTED["16"] = [  # example_explorer: tokens 4 -> 5 (the skeleton's; write the chapter's own moves)
+    Move("tokens", presses=1, before="4 tokens: 6 cells blocked", after="5 tokens: 10 cells blocked", masked=10),
+]
+
 
 def shows_widget(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", []))
