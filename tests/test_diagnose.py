@@ -530,7 +530,7 @@ def test_a_multimodal_decoder_declares_its_window_in_its_text_config():
 
 
 class GatedConv(nn.Module):
-    """A causal depthwise convolution with no attn_mask to take, forward(x, key_padding_mask), with a forward_with_cache;
+    """A causal depthwise convolution with no attn_mask to take, forward(x, key_padding_mask), and forward_with_cache;
     gated=True zeroes the pads only when the batch has more than one item (the batch-of-one gate)."""
 
     is_causal, embed_dim = True, 8
