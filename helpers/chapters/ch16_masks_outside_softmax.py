@@ -382,7 +382,7 @@ EXPLORERS = (hybrid_explorer,)
 def reads_a_pad(pads: int, length: int, kernel: int = KERNEL) -> tuple[int, ...]:
     """The real positions (in the padded row of `length`, `pads` pads first) whose causal convolution of `kernel`
     reads a pad: position t reads t - kernel + 1 .. t."""
-    return tuple(t for t in range(pads, length) if t - kernel + 1 < pads)
+    return tuple(t for t in range(pads, length) if max(0, t - kernel + 1) < pads)
 
 
 @exercise
