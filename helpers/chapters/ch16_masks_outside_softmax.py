@@ -323,15 +323,29 @@ def moved(block: Hybrid, side: str, batch: int) -> list[torch.Tensor]:
     return tables + leaks
 
 
+def pads_reach(side: str = "left", batch: int = 1, conv: str = "masked", scan: str = "masked",
+               attention: str = "masked") -> tuple[list[int], str | None]:
+    """The explorer's verdict in data: the real outputs of item 0 (t0..t3) that the pads move after the whole
+    block, and the first layer after which some real output differs from item 0 run alone (None if none does)."""
+    leaks = moved(Hybrid(conv, scan, attention), _choice(side, "side", ("left", "right")), _batch(batch))[3:]
+    first = next((LAYERS[k] for k, leak in enumerate(leaks) if leak.any()), None)
+    return [i for i in range(REAL_VIEW) if leaks[-1][i]], first
+
+
+def _batch(batch: object) -> int:
+    if batch not in (1, 3) or isinstance(batch, bool):
+        raise ValueError(say(f"batch must be 1 or 3, got {batch!r}",
+                             f"batch は 1 か 3 にすること（{batch!r} が渡された）"))
+    return int(batch)  # type: ignore[arg-type]
+
+
 def hybrid_view(side: str = "left", batch: int = 1, conv: str = "masked", scan: str = "masked",
                 attention: str = "masked") -> View:
     """The explorer's view: item 0 of a batch (4 real tokens padded to 6) through the hybrid block; one panel per
     layer, the dependence of each output on each input after that layer, pad columns in red; the summary names
     the real outputs the pads move and the first layer through which they do."""
     _choice(side, "side", ("left", "right"))
-    if batch not in (1, 3):
-        raise ValueError(say(f"batch must be 1 or 3, got {batch!r}",
-                             f"batch は 1 か 3 にすること（{batch!r} が渡された）"))
+    batch = _batch(batch)
     block = Hybrid(conv, scan, attention)
     tables = moved(block, side, batch)
     depends, leaks = tables[:3], tables[3:]

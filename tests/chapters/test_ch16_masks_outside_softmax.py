@@ -165,3 +165,11 @@ def test_check_2():
         ch16.check_2(lambda q, k, v, kpm: q[:, :3])
     assert "累積和" in japanese_hint(ch16.check_2, unmasked)
     refuses_the_wrong_kind(ch16.check_2, 3, "an int", "int")
+
+
+def test_pads_reach_is_the_summary_in_data():
+    assert ch16.pads_reach("left", 1, "if batch > 1") == ([0, 1, 2, 3], "convolution")
+    assert ch16.pads_reach("left", 3, "masked", "masked", "unmasked") == ([0, 1, 2, 3], "attention")
+    assert ch16.pads_reach("right", 1, "unmasked", "unmasked", "unmasked") == ([], None)
+    with pytest.raises(ValueError, match="batch must be 1 or 3"):
+        ch16.pads_reach(batch=True)
