@@ -432,7 +432,7 @@ def check_2(answer: object) -> None:
     key_padding_mask: the real outputs must equal LinearAttention's (pads' keys and values zeroed)."""
     if not callable(answer):
         raise wrong_kind(Mistake("answer with a function: linear_attention(q, k, v, key_padding_mask)",
-                                 "関数で答えること：linear_attention(q, k, v, key_padding_mask)"), answer)
+                                 "関数 linear_attention(q, k, v, key_padding_mask) で答えること"), answer)
     x, kpm = check_2_data()
     layer = LinearAttention()
     q, k, v = features(layer.q(x)).detach(), features(layer.k(x)).detach(), layer.v(x).detach()
@@ -457,4 +457,4 @@ def check_2(answer: object) -> None:
                       "パッドがまだ累積和に入っている。先にパッドのキーとバリューを 0 にすること")
     raise Mistake("compare with the quadratic form: each row's scores phi(q) . phi(k) over its visible real keys, "
                   "divided by their sum",
-                  "二次形式と比べること：各行のスコア phi(q)・phi(k) を見える実キーについて取り、その和で割る")
+                  "二次形式と比べること。各行のスコア phi(q)・phi(k) を見える実キーについて取り、その和で割る")
