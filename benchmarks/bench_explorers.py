@@ -1,6 +1,6 @@
 """Time one explorer update (compute plus redraw) for every explorer the chapters list (helpers.chapters).
 
-Run: .venv/bin/python benchmarks/bench_explorers.py [--n 60] [--json results.json]
+Run: .venv/bin/python benchmarks/bench_explorers.py [--n 60] [--chapter 16] [--json results.json]
 
 The updates run inside a real IPython kernel (started here with jupyter_client), as in JupyterLab:
 the explorer computes its View, renders it as HTML tables (helpers.explorer.view_html) and sets
@@ -57,6 +57,8 @@ def _next_values(control):
 
 def _explorers():
     for chapter in chapters.chapters():
+        if CHAPTER is not None and chapter != CHAPTER:
+            continue
         for make in chapters.explorers(chapter):
             yield f"{chapter} {make.__name__}", make
 
@@ -118,7 +120,7 @@ print("BENCH-RESULT:" + json.dumps(_bench(N)))
 '''
 
 
-def run(n: int) -> dict:
+def run(n: int, chapter: str | None = None) -> dict:
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(Path(__file__).resolve().parents[1]))
     lines: list[str] = []
 
@@ -130,7 +132,7 @@ def run(n: int) -> dict:
             lines.append("\n".join(content["traceback"]))
 
     try:
-        reply = kc.execute_interactive(f"N = {n}\n" + KERNEL_CODE, output_hook=hook, timeout=900)
+        reply = kc.execute_interactive(f"N = {n}\nCHAPTER = {chapter!r}\n" + KERNEL_CODE, output_hook=hook, timeout=900)
         text = "".join(lines)
         if reply["content"]["status"] != "ok" or MARK not in text:
             raise RuntimeError(f"the benchmark failed in the kernel:\n{text}")
@@ -160,8 +162,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=60, help="timed updates per explorer (default 60)")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
+    parser.add_argument("--chapter", help="only this chapter's explorers, by number (e.g. 16)")
     args = parser.parse_args()
-    results = run(args.n)
+    results = run(args.n, None if args.chapter is None else f"{int(args.chapter):02d}")
     if not results:
         print("no explorer found in helpers.chapters")
         return 1

@@ -208,6 +208,37 @@ def test_a_positional_only_module_gets_its_position_ids_in_every_check():
     assert check_mask_pattern(module, "causal", embed_dim=E, attn_mask=causal_mask(8)).passed
 
 
+class ShortConv(nn.Module):
+    """A causal depthwise convolution (kernel 3) with no attention mask to take: forward(x, key_padding_mask)."""
+
+    def __init__(self, masked=True):
+        super().__init__()
+        self.conv, self.masked = nn.Conv1d(E, E, 3, groups=E, padding=2), masked
+
+    def forward(self, x, key_padding_mask):
+        if self.masked:
+            x = x.masked_fill(key_padding_mask[..., None], 0.0)
+        return self.conv(x.transpose(1, 2))[..., :x.shape[1]].transpose(1, 2)
+
+
+def test_a_module_without_an_attn_mask_is_called_with_x_and_key_padding_mask_only():
+    torch.manual_seed(0)
+    masked, unmasked = ShortConv().eval(), ShortConv(masked=False).eval()
+    assert check_padding_invariance(masked, embed_dim=E, causal=True).passed
+    assert check_no_future_leak(masked, embed_dim=E).passed
+    assert check_gradient_padding_invariance(masked, embed_dim=E, causal=True).passed
+    assert check_mask_pattern(masked, "sliding_window", window=3, embed_dim=E).passed
+    report = check_padding_invariance(unmasked, embed_dim=E)      # left pads reach the first real tokens
+    assert not report.passed and "left-padded" in report.first_failure
+    assert check_padding_invariance(unmasked, embed_dim=E, padding_side="right").passed
+    positions = []
+
+    def with_positions(x, key_padding_mask, position_ids):       # position_ids still come by keyword
+        positions.append(position_ids)
+        return masked(x, key_padding_mask)
+    assert check_padding_invariance(with_positions, embed_dim=E).passed and positions
+
+
 # --- the tolerance follows the dtype ---
 
 def low_precision(dtype, masked=True):

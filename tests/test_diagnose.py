@@ -527,3 +527,31 @@ def test_a_multimodal_decoder_declares_its_window_in_its_text_config():
     found = diagnose(hf.tiny_model("gemma3"))
     assert found.passed, str(found)
     assert found.expectations[0][1] == "sliding_window (window 3)", found.expectations
+
+
+class GatedConv(nn.Module):
+    """A causal depthwise convolution with no attn_mask to take, forward(x, key_padding_mask), and forward_with_cache;
+    gated=True zeroes the pads only when the batch has more than one item (the batch-of-one gate)."""
+
+    is_causal, embed_dim = True, 8
+
+    def __init__(self, gated: bool):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv, self.gated = nn.Conv1d(8, 8, 4, groups=8), gated
+
+    def forward_with_cache(self, x, cache, key_padding_mask=None):
+        if key_padding_mask is not None and (x.shape[0] > 1 or not self.gated):
+            x = x.masked_fill(key_padding_mask[..., None], 0.0)
+        window = torch.cat([torch.zeros(x.shape[0], 3, 8) if cache is None else cache, x], 1)
+        return self.conv(window.transpose(1, 2)).transpose(1, 2), window[:, -3:]
+
+    def forward(self, x, key_padding_mask):
+        return self.forward_with_cache(x, None, key_padding_mask)[0]
+
+
+def test_a_module_without_an_attn_mask_is_diagnosed_and_the_batch_of_one_gate_is_found():
+    window = {"expect": "sliding_window", "window": 4}              # a kernel of 4: the band of chapter 13
+    assert diagnose(GatedConv(gated=False), **window).codes == []   # its padding, pattern and cache checks pass
+    report = diagnose(GatedConv(gated=True), **window)
+    assert report.codes == ["pad-leak"] and "batch size 1" in report.findings[0].message

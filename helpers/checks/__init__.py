@@ -11,7 +11,9 @@ mask: `((~key_padding_mask).long().cumsum(-1) - 1).clamp(min=0)`. The first real
 padding side; right pads repeat the last real position, left pads get 0. A model with learned or absolute positions
 adds its own from these: that is what makes left padding work (Hugging Face models need the same).
 nn.MultiheadAttention, nn.TransformerEncoderLayer and nn.TransformerEncoder are adapted automatically
-(`as_attn`); for anything else, write a short adapter with this signature. One example per family:
+(`as_attn`); for anything else, write a short adapter with this signature. A module without an attention mask to
+take (a causal convolution, a state-space scan, linear attention: causal by construction) may have the signature
+`attn(x, key_padding_mask)` instead (plus position_ids): it is then called without attn_mask. One example per family:
 
     mha = nn.MultiheadAttention(E, 2, batch_first=True).eval()               # 1. attention alone
     check_padding_invariance(mha)   # the same as the adapter:

@@ -411,6 +411,16 @@ def _takes_only_kwargs(fn: Attn) -> bool:
     return "position_ids" not in parameters and any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
+def _takes_no_attn_mask(fn: Attn) -> bool:
+    """attn's signature is (x, key_padding_mask) plus position_ids at most: a module without an attention mask to
+    take (a convolution, a scan, linear attention), called as attn(x, key_padding_mask[, position_ids=...])."""
+    parameters = [p for name, p in _parameters(fn).items() if name != "position_ids"]
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) == 2
+
+
 def shapes(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None, with_position_ids: bool) -> str:
     """The shapes attn was called with, for messages (position_ids have key_padding_mask's shape)."""
     described = [f"x {tuple(x.shape)}", f"key_padding_mask {tuple(kpm.shape)}",
@@ -431,6 +441,7 @@ class Runner:
         parameter = _parameters(self.fn).get("position_ids")
         self.takes_position_ids = parameter is not None
         self.positional = parameter is not None and parameter.kind is parameter.POSITIONAL_ONLY
+        self.two_args = _takes_no_attn_mask(self.fn)    # (x, key_padding_mask): it never gets attn_mask
         self.features: tuple[int, ...] | None = None   # the "..." of (N, L, ...), fixed by the first call
         self.output_dtype: torch.dtype | None = None    # the dtype attn returned, before the cast to float32
         self.where = "trial 0"                           # for messages: which trial and padding side
@@ -440,7 +451,8 @@ class Runner:
         try:
             with contextlib.nullcontext() if self.grad else torch.no_grad():
                 x_in = x.clone()   # a fresh copy: an adapter may add positions to x in place
-                args = (x_in, kpm, am, *kwargs.values()) if self.positional else (x_in, kpm, am)
+                args = (x_in, kpm) if self.two_args else (x_in, kpm, am)
+                args = (*args, *kwargs.values()) if self.positional else args
                 out = self.fn(*args, **({} if self.positional else kwargs))
         except Exception as error:
             raise self.error(error, x, kpm, am) from error

@@ -79,12 +79,14 @@ def owning_mask(attn: object, attn_mask: torch.Tensor | None) -> object:
 
     def mask(S: int) -> torch.Tensor | None:
         return None if attn_mask is None else attn_mask[:S, :S]
+    def masks(x: torch.Tensor, kpm: torch.Tensor) -> tuple:   # a module without an attn_mask gets (x, kpm)
+        return (x, kpm) if run.two_args else (x, kpm, mask(x.shape[1]))
     if run.takes_position_ids:
         def owned(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None, position_ids: torch.Tensor) -> object:
-            return inner(x, kpm, mask(x.shape[1]), position_ids=position_ids)
+            return inner(*masks(x, kpm), position_ids=position_ids)
     else:
         def owned(x: torch.Tensor, kpm: torch.Tensor, am: torch.Tensor | None) -> object:   # type: ignore[misc]
-            return inner(x, kpm, mask(x.shape[1]))
+            return inner(*masks(x, kpm))
     return owned
 
 

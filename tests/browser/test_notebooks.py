@@ -235,6 +235,14 @@ EXPECTED["15"] = [  # cache_explorer: mask -> tril(0), tree -> binary, sink -> 2
     Move("cached tokens", presses=-1, after="2 cached, 4 new (binary tree)", masked=16),
 ]
 
+EXPECTED["16"] = [  # hybrid_explorer: batch 1 -> 3, conv -> unmasked, padding -> right
+    Move("batch", kind="toggle", option="3", before="left padding, batch of 1: pads move real outputs t0, t1, t2, t3, "
+         "first through the convolution", after="left padding, batch of 3: no real output moves", masked=72),
+    Move("conv", kind="dropdown", option="unmasked", after="batch of 3: pads move real outputs t0, t1, t2, t3, first "
+         "through the convolution", masked=48),
+    Move("padding", kind="toggle", option="right", after="right padding, batch of 3: no real output moves", masked=48),
+]
+
 
 def shows_widget(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", []))
