@@ -239,6 +239,10 @@ EXPECTED["16"] = [  # example_explorer: tokens 4 -> 5 (the skeleton's; write the
     Move("tokens", presses=1, before="4 tokens: 6 cells blocked", after="5 tokens: 10 cells blocked", masked=10),
 ]
 
+EXPECTED["17"] = [  # example_explorer: tokens 4 -> 5 (the skeleton's; write the chapter's own moves)
+    Move("tokens", presses=1, before="4 tokens: 6 cells blocked", after="5 tokens: 10 cells blocked", masked=10),
+]
+
 
 def shows_widget(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", []))
