@@ -671,7 +671,8 @@ def gallery_table(variants: tuple[str, ...] = ("buggy", "fixed")) -> str:
         for v in variants:
             r = diagnosis(key, v)
             cells.append(("passed" if r.passed else "FAILED") + (f" ({', '.join(r.codes)})" if r.codes else ""))
-        lines.append((f"{key:19s} {entry.thread + f' ({entry.year})':40s} " + " ".join(f"{c:48s}" for c in cells)).rstrip())
+        thread = f"{entry.thread} ({entry.year})"
+        lines.append((f"{key:19s} {thread:40s} " + " ".join(f"{c:48s}" for c in cells)).rstrip())
     return "\n".join(lines)
 
 
