@@ -239,8 +239,12 @@ EXPECTED["16"] = [  # example_explorer: tokens 4 -> 5 (the skeleton's; write the
     Move("tokens", presses=1, before="4 tokens: 6 cells blocked", after="5 tokens: 10 cells blocked", masked=10),
 ]
 
-EXPECTED["17"] = [  # example_explorer: tokens 4 -> 5 (the skeleton's; write the chapter's own moves)
-    Move("tokens", presses=1, before="4 tokens: 6 cells blocked", after="5 tokens: 10 cells blocked", masked=10),
+EXPECTED["17"] = [  # gallery_explorer: variant buggy -> fixed, entry packing -> window, variant -> almost
+    Move("variant", kind="toggle", option="fixed", before="packing, buggy (alex-hh/profam #495): diagnose FAILED: "
+         "document-leak", after="packing, fixed (alex-hh/profam #495): diagnose passed", masked=88),
+    Move("entry", kind="dropdown", option="window", after="window, fixed (huggingface/transformers #39408): diagnose "
+         "passed", masked=86),
+    Move("variant", kind="toggle", option="almost", after="diagnose FAILED: future-leak", masked=73),
 ]
 
 
