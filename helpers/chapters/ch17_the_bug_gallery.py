@@ -664,13 +664,14 @@ def stored() -> dict:
 
 
 def gallery_table(variants: tuple[str, ...] = ("buggy", "fixed")) -> str:
-    """Step 2's table: each entry, its thread, and diagnose's codes for each variant ("passed" when none)."""
+    """Step 2's table, from STORED: each entry, its thread, and diagnose's codes for each variant."""
     lines = [f"{'entry':19s} {'thread':40s} " + " ".join(f"{v:48s}" for v in variants).rstrip()]
     for key, entry in GALLERY.items():
         cells = []
         for v in variants:
-            r = diagnosis(key, v)
-            cells.append(("passed" if r.passed else "FAILED") + (f" ({', '.join(r.codes)})" if r.codes else ""))
+            r = stored()[f"{key}/{v}"]
+            codes = f" ({', '.join(r['codes'])})" if r["codes"] else ""
+            cells.append(("passed" if r["passed"] else "FAILED") + codes)
         thread = f"{entry.thread} ({entry.year})"
         lines.append((f"{key:19s} {thread:40s} " + " ".join(f"{c:48s}" for c in cells)).rstrip())
     return "\n".join(lines)
