@@ -243,6 +243,14 @@ EXPECTED["16"] = [  # hybrid_explorer: batch 1 -> 3, conv -> unmasked, padding -
     Move("padding", kind="toggle", option="right", after="right padding, batch of 3: no real output moves", masked=48),
 ]
 
+EXPECTED["17"] = [  # gallery_explorer: variant buggy -> fixed, entry packing -> window, variant -> almost
+    Move("variant", kind="toggle", option="fixed", before="packing, buggy (alex-hh/profam #495): diagnose FAILED: "
+         "document-leak", after="packing, fixed (alex-hh/profam #495): diagnose passed", masked=88),
+    Move("entry", kind="dropdown", option="window", after="window, fixed (huggingface/transformers #39408): diagnose "
+         "passed", masked=86),
+    Move("variant", kind="toggle", option="almost", after="diagnose FAILED: future-leak", masked=73),
+]
+
 
 def shows_widget(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", []))
