@@ -22,3 +22,27 @@ def test_warns_on_another_torch(monkeypatch):
     monkeypatch.setattr(torch, "__version__", "2.9.1")
     with pytest.warns(versions.VersionWarning, match="you have Python .* with torch 2.9.1"):
         assert versions.check_versions() == "2.9.1"
+
+
+def test_quiet_on_a_release_the_chapters_also_run_on(monkeypatch):
+    monkeypatch.setattr(torch, "__version__", f"{versions.ALSO_RUN_ON[0]}+cu130")
+    monkeypatch.setattr(versions, "MEASURED_PYTHON", f"{sys.version_info[0]}.{sys.version_info[1]}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        versions.check_versions()
+
+
+def test_behaviours_by_release():
+    assert versions.release("2.13.0+cpu") == "2.13" and versions.release("2.14.1") == "2.14"
+    assert versions.behaviour("sdpa mask with is_causal", "2.13.0") == "both apply"
+    assert versions.behaviour("sdpa mask with is_causal", "2.14.1+cu130") == "refused"
+    assert versions.behaviour("sdpa mask with is_causal", "2.9.1") is None          # not measured
+    assert versions.measured_releases("sdpa mask with is_causal") == "torch 2.13: both apply; torch 2.14: refused"
+    every = {versions.release(v) for v in (versions.MEASURED_TORCH, *versions.ALSO_RUN_ON)}
+    assert all(set(table) == every for table in versions.BEHAVIOURS.values()), "a claim lacks a measured release"
+    with pytest.raises(ValueError, match="claim must be one of"):
+        versions.behaviour("no such claim")
+    with pytest.raises(ValueError, match="version must look like"):
+        versions.release("latest")
+    with pytest.raises(TypeError, match="version must be"):
+        versions.release(2.13)
