@@ -272,10 +272,10 @@ def map_row_cell(nb: nbformat.NotebookNode, anchor: str) -> nbformat.NotebookNod
 
 
 def retitle_link(cell: nbformat.NotebookNode, new_link: str, where: str) -> None:
-    """Replace the title cell's link back to chapter 0 (the last chapter's "next") by `new_link`."""
+    """Replace a cell's link back to chapter 0 (the last chapter's "next") by `new_link`."""
     pattern = re.compile(rf"\[[^\]]*→\]\({re.escape(START)}\)")
     if not pattern.search(cell.source):
-        raise ValueError(f"{where}: the title cell has no link [... →]({START}) to replace")
+        raise ValueError(f"{where}: the cell has no link [... →]({START}) to replace")
     cell.source = pattern.sub(lambda _: new_link, cell.source, count=1)
 
 
@@ -368,11 +368,13 @@ def create(number: int, name: str, title: str, ja_title: str, root: Path) -> lis
                                                                 "chapter 0's map (Japanese)")
 
     def link_forward(nb):
-        title_cell = nb.cells[0]
-        retitle_link(title_cell, next_link("en", notebook.name, title), previous.name)
-        ja_cell = next(c for c in previous_ja.cells if c.id == title_cell.id)
-        retitle_link(ja_cell, next_link("ja", notebook.name, ja_title), f"ja/{previous.name}")
-        translations[previous.stem][title_cell.id] = ja_cell.source
+        back = re.compile(rf"\[[^\]]*→\]\({re.escape(START)}\)")
+        cells = [nb.cells[0]] + [c for c in nb.cells[1:] if c.cell_type == "markdown" and back.search(c.source)]
+        for cell in cells:    # the title cell, and the summary's links at the bottom
+            retitle_link(cell, next_link("en", notebook.name, title), previous.name)
+            ja_cell = next(c for c in previous_ja.cells if c.id == cell.id)
+            retitle_link(ja_cell, next_link("ja", notebook.name, ja_title), f"ja/{previous.name}")
+            translations[previous.stem][cell.id] = ja_cell.source
 
     update_notebook(series.start("en", root), add_row)
     update_notebook(previous, link_forward)
