@@ -4,9 +4,10 @@ convolution, a gated linear recurrence (a scan, the core of state-space layers) 
 Step 1-2: `ShortConv`, a causal depthwise convolution (kernel 4), with its pads zeroed before the convolution, after
 it, not at all, or only when the batch has more than one item (`CONV_MASKS`). Step 3: `Scan`, h_t = a_t * h_{t-1} +
 b_t * x_t, with the pads' inputs zeroed, the state held across pads, the outputs zeroed, or nothing (`SCAN_MASKS`);
-`final_state` is what a cache would carry. Step 4: `LinearAttention` (causal, elu + 1 features) as a running sum and
-as its quadratic form, with the pads' keys and values zeroed, a softmax habit (-1e9 added to the scores), or nothing
-(`LINEAR_MASKS`). Step 5: the batch-of-one gate (mask "gated") and `tiny_lfm2`, a tiny transformers LFM2 hybrid.
+`final_state` is what a cache would hold. Step 4: `LinearAttention` (causal, elu + 1 features) as a running sum and
+as its quadratic form, with the pads' keys and values zeroed (and the pads' own outputs 0, not 0/0), a softmax habit
+(-1e9 added to the scores), or nothing (`LINEAR_MASKS`). Step 5: the batch-of-one gate (mask "gated") and
+`tiny_lfm2`, a tiny transformers LFM2 hybrid (with `conv_bias=True`: a bias between the zeroing and the convolution).
 Step 6: each layer's `forward_with_cache(x, cache) -> (out, cache)`. Then `Hybrid`, the explorer's block (a
 convolution, a scan and an attention layer), its view and explorer, and the exercise checks.
 
@@ -145,7 +146,7 @@ class Scan(nn.Module):
         return self.forward_with_cache(x, None, key_padding_mask)[0]
 
     def final_state(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The state after the last position (N, E): what a cache carries into generation."""
+        """The state after the last position (N, E): what a cache holds for generation."""
         return self.forward_with_cache(x, None, key_padding_mask)[1]
 
 
@@ -159,8 +160,11 @@ def features(t: torch.Tensor) -> torch.Tensor:
 class LinearAttention(nn.Module):
     """Causal linear attention: y_t = phi(q_t) S_t / (phi(q_t) . z_t), S_t = sum_{j<=t} phi(k_j) v_j^T and z_t =
     sum_{j<=t} phi(k_j), running sums (`forward`), or the same as a quadratic form (`quadratic`): scores
-    phi(q) phi(k)^T times the causal mask, each row divided by its sum. mask: "zero keys" (the pads' phi(k) and v
-    set to 0), "-1e9 scores" (the softmax habit: -1e9 added to the pads' scores, quadratic form only), "none"."""
+    phi(q) phi(k)^T with the future cells set to 0, each row divided by its sum. mask: "zero keys" (the pads' phi(k)
+    and v set to 0 with masked_fill, so a NaN or inf at a pad stays out of the sums; a left pad has seen no real key,
+    so its sums are 0: it divides by 1 there and its output is set to 0, never 0/0 = NaN, which the next layer would
+    spread), "-1e9 scores" (the softmax habit: -1e9 added to the pads' scores after the future cells are set to 0,
+    quadratic form only), "none"."""
 
     def __init__(self, mask: str = "zero keys", dim: int = DIM, seed: int = 0) -> None:
         super().__init__()
@@ -180,14 +184,21 @@ class LinearAttention(nn.Module):
         q, k, v = self._qkv(x, key_padding_mask)
         state = torch.cumsum(k[..., :, None] * v[..., None, :], 1)      # S_t (N, L, E, E)
         z = torch.cumsum(k, 1)                                           # z_t (N, L, E)
-        return torch.einsum("nle,nlef->nlf", q, state) / (q * z).sum(-1, keepdim=True)
+        return self._divide(torch.einsum("nle,nlef->nlf", q, state), (q * z).sum(-1, keepdim=True), key_padding_mask)
+
+    def _divide(self, num: torch.Tensor, den: torch.Tensor, key_padding_mask: torch.Tensor | None) -> torch.Tensor:
+        """num / den; with the pads zeroed, 1 instead of den at the pads and their outputs 0 (a left pad's den is 0)."""
+        if self.mask != "zero keys":
+            return num / den
+        pads = _pads(num, key_padding_mask)
+        return (num / den.masked_fill(pads, 1.0)).masked_fill(pads, 0.0)
 
     def quadratic(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         q, k, v = self._qkv(x, key_padding_mask)
         scores = (q @ k.transpose(1, 2)).masked_fill(causal_mask(x.shape[1]), 0.0)   # no softmax: blocked = 0
         if self.mask == "-1e9 scores":
             scores = scores + _pads(x, key_padding_mask).transpose(1, 2) * -1e9
-        return (scores @ v) / scores.sum(-1, keepdim=True)
+        return self._divide(scores @ v, scores.sum(-1, keepdim=True), key_padding_mask)
 
 
 class ConvScan(nn.Module):
@@ -216,18 +227,30 @@ class ConvScan(nn.Module):
 
 # --- step 5: a tiny transformers hybrid ---
 
-def tiny_lfm2(seed: int = 0) -> nn.Module:
+def tiny_lfm2(seed: int = 0, conv_bias: bool = False) -> nn.Module:
     """A tiny transformers Lfm2Model (LiquidAI's LFM2: short causal convolutions, kernel 4, and attention):
-    layers conv, attention, conv; 16 features; random weights, eval mode. transformers' log is kept to errors, so
-    that its one-time notice about the pure-torch convolution (`causal_conv1d` is not installed) does not print."""
+    layers conv, attention, conv; 16 features; random weights, eval mode. conv_bias=True: the config's conv_bias
+    (biases in each convolution layer's in_proj, conv and out_proj), set to random values (transformers initialises
+    them to 0, which would hide what a bias does). transformers' log is kept to errors, so that its one-time notice
+    about the pure-torch convolution (`causal_conv1d` is not installed) does not print."""
     import transformers
 
     from helpers.library import tiny
 
+    if not isinstance(conv_bias, bool):
+        raise ValueError(f"conv_bias must be True or False, got {conv_bias!r}")
     transformers.logging.set_verbosity_error()
-    return tiny(transformers.Lfm2Config, transformers.Lfm2Model, seed=seed, hidden_size=16, intermediate_size=32,
-                num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1, conv_L_cache=KERNEL,
-                layer_types=["conv", "full_attention", "conv"])
+    model = tiny(transformers.Lfm2Config, transformers.Lfm2Model, seed=seed, hidden_size=16, intermediate_size=32,
+                 num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1, conv_L_cache=KERNEL,
+                 layer_types=["conv", "full_attention", "conv"], conv_bias=conv_bias)
+    if conv_bias:
+        generator = torch.Generator().manual_seed(arguments.integer(seed, "seed") + 1)
+        with torch.no_grad():
+            for layer in model.layers:
+                if hasattr(layer, "conv"):
+                    for part in (layer.conv.in_proj, layer.conv.conv, layer.conv.out_proj):
+                        part.bias.copy_(torch.randn(part.bias.shape, generator=generator))
+    return model
 
 
 def hf_adapter(model: nn.Module, masked: bool = True) -> Callable[..., torch.Tensor]:
@@ -246,6 +269,8 @@ def hf_adapter(model: nn.Module, masked: bool = True) -> Callable[..., torch.Ten
 LAYERS = ("convolution", "scan", "attention")
 LAYERS_JA = ("畳み込み", "スキャン", "アテンション")
 MASKING = ("masked", "unmasked", "if batch > 1")
+MASKING_JA = {"masked": "マスクする", "unmasked": "マスクしない", "if batch > 1": "バッチサイズ 2 以上のときだけ"}
+SIDES_JA = {"left": "左", "right": "右"}
 
 
 class CausalAttention(nn.Module):
@@ -350,7 +375,8 @@ def hybrid_view(side: str = "left", batch: int = 1, conv: str = "masked", scan: 
     tables = moved(block, side, batch)
     depends, leaks = tables[:3], tables[3:]
     pads = list(range(S_VIEW - REAL_VIEW)) if side == "left" else list(range(REAL_VIEW, S_VIEW))
-    names = ["pad" if i in pads else f"t{i - (len(pads) if side == 'left' else 0)}" for i in range(S_VIEW)]
+    pad = say("pad", "パッド")
+    names = [pad if i in pads else f"t{i - (len(pads) if side == 'left' else 0)}" for i in range(S_VIEW)]
     panels = []
     for name, name_ja, table, leak in zip(LAYERS, LAYERS_JA, depends, leaks, strict=True):
         reached = bool(leak.any())
@@ -359,30 +385,34 @@ def hybrid_view(side: str = "left", batch: int = 1, conv: str = "masked", scan: 
                             xlabel=say("input", "入力"), ylabel=say("output", "出力")))
     real_moved = [i for i in range(REAL_VIEW) if leaks[-1][i]]
     where = f"{side} padding, batch of {batch}"
-    where_ja = f"{'左' if side == 'left' else '右'}パディング、バッチ {batch}"
+    where_ja = f"{SIDES_JA[side]}パディング、バッチサイズ {batch}"
     if not real_moved:
-        summary = say(f"{where}: no real output moves", f"{where_ja}：動く実トークンの出力はない")
+        summary = say(f"{where}: no real output moves", f"{where_ja}：パッドで変わる実トークンの出力はない")
     else:
         first = next(k for k, leak in enumerate(leaks) if leak.any())
-        tokens = ", ".join(f"t{i}" for i in real_moved)
-        summary = say(f"{where}: pads move real outputs {tokens}, first through the {LAYERS[first]}",
-                      f"{where_ja}：パッドが実トークン {tokens} の出力を動かす（最初は"
-                      f"{LAYERS_JA[first]}から）")
+        tokens = [f"t{i}" for i in real_moved]
+        summary = say(f"{where}: pads move real outputs {', '.join(tokens)}, first through the {LAYERS[first]}",
+                      f"{where_ja}：パッドが実トークン {'、'.join(tokens)} の出力を変える（最初に入り込む層は"
+                      f"{LAYERS_JA[first]}）")
     return View(tuple(panels), summary, say("1 = the output depends on that input; red columns: pads",
                                             "1 = その入力に依存する。赤い列はパッド"))
 
 
 def hybrid_explorer() -> Explorer:
-    """Padding side, batch size and each layer's masking -> the dependence after each layer, live."""
+    """Padding side, batch size and each layer's masking -> the dependence after each layer, live. Each option is
+    shown by its label (Japanese in the Japanese edition); its value is the English name the view reads."""
     style = {"description_width": "initial"}
+    sides = [(say(side, SIDES_JA[side]), side) for side in ("left", "right")]
+    masking = [(say(m, MASKING_JA[m]), m) for m in MASKING]
     controls = {
-        "side": widgets.ToggleButtons(options=["left", "right"], value="left", description=say("padding", "パディング"),
+        "side": widgets.ToggleButtons(options=sides, value="left", description=say("padding", "パディング"),
                                       style=style),
-        "batch": widgets.ToggleButtons(options=[1, 3], value=1, description=say("batch", "バッチ"), style=style),
-        "conv": widgets.Dropdown(options=MASKING, value="if batch > 1", description=say("conv", "畳み込み"),
+        "batch": widgets.ToggleButtons(options=[1, 3], value=1, description=say("batch", "バッチサイズ"),
+                                       style=style),
+        "conv": widgets.Dropdown(options=masking, value="if batch > 1", description=say("conv", "畳み込み"),
                                  style=style),
-        "scan": widgets.Dropdown(options=MASKING, value="masked", description=say("scan", "スキャン"), style=style),
-        "attention": widgets.Dropdown(options=MASKING, value="masked", description=say("attention", "アテンション"),
+        "scan": widgets.Dropdown(options=masking, value="masked", description=say("scan", "スキャン"), style=style),
+        "attention": widgets.Dropdown(options=masking, value="masked", description=say("attention", "アテンション"),
                                       style=style),
     }
     return explorer(controls, hybrid_view)
@@ -401,20 +431,34 @@ def reads_a_pad(pads: int, length: int, kernel: int = KERNEL) -> tuple[int, ...]
 
 @exercise
 def check_1(answer: object, pads: int, length: int, kernel: int = KERNEL) -> None:
-    """Exercise 1: which real positions of a left-padded row read a pad through an unmasked causal convolution."""
+    """Exercise 1: which real positions of a left-padded row read a pad through an unmasked causal convolution.
+    Order and repeats do not matter (a set or a range is accepted too). Each wrong answer class has its own hint."""
+    if isinstance(answer, set | frozenset | range):
+        answer = tuple(answer)
     got = sorted(set(as_ints(answer, Mistake("answer with a tuple of ints: positions in the padded row",
                                              "int のタプルで答えること（パディング済みの行での位置）"))))
     expected = sorted(reads_a_pad(pads, length, kernel))
+    if got == expected:
+        return
+    if got == [t - pads for t in expected]:
+        raise Mistake(f"count positions in the padded row: the pads are positions 0 … {pads - 1}, so the first real "
+                      f"token is position {pads}",
+                      f"パディング済みの行で位置を数えること。パッドは位置 0 … {pads - 1} なので、最初の実トークンは"
+                      f"位置 {pads} である")
+    if any(got == sorted(reads_a_pad(p, length, kernel)) for p in (pads - 1, pads + 1) if 0 < p < length):
+        raise Mistake(f"this row has {pads} pads, at positions 0 … {pads - 1}",
+                      f"この行のパッドは {pads} つで、位置は 0 … {pads - 1} である")
     if any(t < pads for t in got):
         raise Mistake("list real positions only: the pads' own outputs are not compared",
                       "実トークンの位置だけを挙げること。パッド自身の出力は比べない")
-    if got == expected:
-        return
-    if got == sorted(reads_a_pad(pads, length, kernel - 1)) or got == sorted(reads_a_pad(pads, length, kernel + 1)):
-        raise Mistake(f"a kernel of {kernel} reads the token itself and the {kernel - 1} before it",
-                      f"カーネル {kernel} は自分自身とその前の {kernel - 1} 個を読む")
-    raise Mistake("a real token reads a pad when the pads lie inside its kernel's window",
-                  "カーネルの窓の中にパッドがあれば、その実トークンはパッドを読む")
+    if got in (sorted(reads_a_pad(pads, length, kernel - 1)), sorted(reads_a_pad(pads, length, kernel + 1))):
+        raise Mistake(f"a convolution of kernel size {kernel} reads the token itself and the {kernel - 1} positions "
+                      "before it",
+                      f"カーネル幅 {kernel} の畳み込みは、自分自身とその前の {kernel - 1} 個の位置を読む")
+    raise Mistake("a real token reads a pad when a pad lies inside its convolution's window (itself and the "
+                  f"{kernel - 1} positions before it)",
+                  f"畳み込みのウィンドウ（自分自身とその前の {kernel - 1} 個の位置）にパッドが入っていれば、"
+                  "その実トークンはパッドを読む")
 
 
 def check_2_data() -> tuple[torch.Tensor, torch.Tensor]:
@@ -426,10 +470,32 @@ def check_2_data() -> tuple[torch.Tensor, torch.Tensor]:
     return x, kpm
 
 
+def running_sums(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, key_padding_mask: torch.Tensor, *,
+                 keys: bool = True, values: bool = True, inclusive: bool = True, flip: bool = False) -> torch.Tensor:
+    """Linear attention as running sums over phi(q), phi(k), v, unguarded (a 0 denominator gives NaN), with one of
+    exercise 2's mistakes or none: keys / values False leaves the pads' phi(k) / v in the sums; inclusive=False sums
+    over j < t; flip=True zeroes where the mask is False (the polarity reversed)."""
+    pads = (~key_padding_mask if flip else key_padding_mask)[..., None]
+    k = k.masked_fill(pads, 0.0) if keys else k
+    v = v.masked_fill(pads, 0.0) if values else v
+    kv = k[..., :, None] * v[..., None, :]
+    state, z = torch.cumsum(kv, 1), torch.cumsum(k, 1)
+    if not inclusive:
+        state, z = state - kv, z - k
+    return torch.einsum("nle,nlef->nlf", q, state) / (q * z).sum(-1, keepdim=True)
+
+
+def _like(got: torch.Tensor, wrong: torch.Tensor, where: torch.Tensor) -> bool:
+    """got equals `wrong` at the positions `where` (N, L) at which `wrong` is finite (and there are some)."""
+    finite = where & wrong.isfinite().all(-1)
+    return bool(finite.any()) and torch.allclose(got[finite], wrong[finite], atol=1e-5, rtol=1e-4)
+
+
 @exercise
 def check_2(answer: object) -> None:
     """Exercise 2: causal linear attention as running sums, with padding, for phi(q), phi(k), v (N, L, E) and a
-    key_padding_mask: the real outputs must equal LinearAttention's (pads' keys and values zeroed)."""
+    key_padding_mask: the real outputs must equal LinearAttention's (pads' keys and values zeroed), and every pad's
+    output must be finite. Each wrong answer class has its own hint."""
     if not callable(answer):
         raise wrong_kind(Mistake("answer with a function: linear_attention(q, k, v, key_padding_mask)",
                                  "関数 linear_attention(q, k, v, key_padding_mask) で答えること"), answer)
@@ -438,23 +504,55 @@ def check_2(answer: object) -> None:
     q, k, v = features(layer.q(x)).detach(), features(layer.k(x)).detach(), layer.v(x).detach()
     with torch.no_grad():
         expected = layer(x, kpm)
-        unmasked = LinearAttention("none")(x, kpm)
-    got = call(answer, q.clone(), k.clone(), v.clone(), kpm.clone(), when="linear_attention(q, k, v, kpm)")
+    got = call(answer, q.clone(), k.clone(), v.clone(), kpm.clone(),
+               when=say("in linear_attention(q, k, v, kpm),", "linear_attention(q, k, v, kpm) を呼ぶと、"))
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(expected.shape):
         raise Mistake(f"return one tensor (N, L, E) = {tuple(expected.shape)}",
-                      f"テンソル 1 つ (N, L, E) = {tuple(expected.shape)} を返すこと")
+                      f"形状 (N, L, E) = {tuple(expected.shape)} のテンソルを 1 つ返すこと")
     real = ~kpm
+    low_precision = got.dtype in (torch.float16, torch.bfloat16)
     got = got.detach().float()
     if torch.allclose(got[real], expected[real], atol=1e-5, rtol=1e-4):
+        if not got[kpm].isfinite().all():
+            raise Mistake("a pad's own output is NaN or inf: at a left pad no real key has been seen, so its sums are "
+                          "0 and 0/0 = NaN, which the next layer spreads; divide by 1 at the pads and set their "
+                          "outputs to 0",
+                          "パッド自身の出力が NaN か inf になっている。左パディングのパッドは、まだ実トークンのキーを "
+                          "1 つも見ていないので和が 0 になり、0/0 = NaN が次の層に広がる。パッドでは 1 で割り、"
+                          "その出力を 0 にすること")
         return
+    with torch.no_grad():
+        mistakes = [
+            (running_sums(q, k, v, kpm, keys=False, values=False),
+             Mistake("the pads still enter the running sums: zero their keys and values first",
+                     "パッドがまだ累積和に入っている。先にパッドのキーとバリューを 0 にすること")),
+            (running_sums(q, k, v, kpm, keys=False),
+             Mistake("the pads' keys still enter z, the denominator's sum: zero φ(k) at the pads too",
+                     "パッドのキーが、分母の和 z にまだ入っている。パッドの φ(k) も 0 にすること")),
+            (running_sums(q, k, v, kpm, flip=True),
+             Mistake("True = pad: zero the keys and values where the mask is True, not where it is False",
+                     "True = パッドである。マスクが False の位置ではなく、True の位置のキーとバリューを 0 にすること")),
+            (running_sums(q, k, v, kpm, inclusive=False),
+             Mistake("y_t includes j = t: the sums run over j ≤ t",
+                     "y_t には j = t も入る。和は j ≤ t について取る")),
+        ]
+    for wrong, mistake in mistakes:
+        if _like(got, wrong, real):
+            raise mistake
+    pads_mean = v[0, kpm[0]].mean(0)              # item 0 is left-padded: a -1e9 fill makes every real output this
+    if torch.allclose(got[0, real[0]], pads_mean.expand(int(real[0].sum()), -1), atol=1e-3):
+        raise Mistake("there is no softmax to cancel a -1e9: the pads dominate every row it is added to; zero the "
+                      "pads' keys and values instead",
+                      "-1e9 を打ち消すソフトマックスはない。-1e9 を足した行はすべてパッドに支配される。代わりに"
+                      "パッドのキーとバリューを 0 にすること")
+    if low_precision and torch.allclose(got[real], expected[real], atol=1e-2, rtol=1e-2):
+        raise Mistake("return float32, the inputs' dtype: float16 and bfloat16 round too much to compare",
+                      "入力と同じ float32 で返すこと。float16 や bfloat16 では丸めが大きすぎて比べられない")
     if not got[real].isfinite().all():
-        raise Mistake("a real output is NaN or inf: divide by the running sum of the real keys only, never "
-                      "add -inf or -1e9",
-                      "実トークンの出力が NaN か inf になっている。実キーだけの累積和で割ること。"
-                      "-inf や -1e9 は足さない")
-    if torch.allclose(got[real], unmasked[real], atol=1e-5, rtol=1e-4):
-        raise Mistake("the pads still enter the running sums: zero their keys and values first",
-                      "パッドがまだ累積和に入っている。先にパッドのキーとバリューを 0 にすること")
-    raise Mistake("compare with the quadratic form: each row's scores phi(q) . phi(k) over its visible real keys, "
+        raise Mistake("a real output is NaN or inf: divide by the running sum of the real tokens' keys only, never "
+                      "add -inf",
+                      "実トークンの出力が NaN か inf になっている。実トークンのキーだけの累積和で割ること。"
+                      "-inf は足さない")
+    raise Mistake("compare with the quadratic form: each row's scores φ(q) · φ(k) over its visible real keys, "
                   "divided by their sum",
-                  "二次形式と比べること。各行のスコア phi(q)・phi(k) を見える実キーについて取り、その和で割る")
+                  "行列形式と比べること。各行で、見える実トークンのキーについてスコア φ(q) · φ(k) を取り、その和で割る")
