@@ -23,7 +23,7 @@ Or name one: make lab PYTHON=/path/to/python3.11  (3.12 and 3.13 install the sam
 endef
 export NO_PYTHON
 
-.PHONY: lab test lint unit check portable execute slides explorers site clean
+.PHONY: lab test lint unit check portable execute slides explorers site clean versions
 
 # TORCH_INDEX given now but not at the last install (the stamp records it): set up again, torch from that index.
 ifneq ($(TORCH_INDEX),)
@@ -71,6 +71,12 @@ check: $(STAMP)
 # stored outputs must not depend on which one a machine picks (tools/portable.py).
 portable: $(STAMP)
 	$(BIN)/python -m tools.portable $(if $(JOBS),--jobs $(JOBS))
+
+# Every chapter of both editions through nbval under each torch release of tools/versions.py's MATRIX, each in its
+# own cached venv under build/versions/ (a multi-GB CUDA download per release the first time; not part of make test);
+# writes docs/versions.md.
+versions: $(STAMP)
+	$(BIN)/python -m tools.versions $(if $(JOBS),--jobs $(JOBS))
 
 # Re-run every English chapter in order from a fresh kernel and store its outputs (do this before committing one);
 # NB="notebooks/04_key_padding_mask.ipynb notebooks/ja/04_key_padding_mask.ipynb" re-runs only those.

@@ -10,20 +10,22 @@ import torch
 
 MEASURED_PYTHON = "3.11"
 MEASURED_TORCH = "2.13.0"          # the stored outputs' torch (requirements.txt's pin)
-ALSO_RUN_ON = ("2.14.1",)          # every chapter of both editions also passes nbval under these (2.14.1: its
-                                   # CUDA build on a CPU-only machine; the CPU wheel is not reachable from here)
+ALSO_RUN_ON = ("2.12.1", "2.14.1")  # every chapter of both editions also passes nbval under these (their CUDA
+                                    # builds, on a machine with no GPU; tools/versions.py)
 
-# What a version-specific claim does on each torch release (major.minor), measured by running the chapters under
-# each one. A chapter asserts the running release's entry and prints both; a release not listed is "not measured".
+# What a version-specific claim does, measured by running the chapters under each torch of the version matrix
+# (tools/versions.py). A claim is keyed by release (major.minor) or, where the build decides, by build (build()).
+# A chapter asserts the running torch's entry and prints them all; a release or build not listed is "not measured".
 BEHAVIOURS: dict[str, dict[str, str]] = {
     # F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True) on 4-D float32 CPU inputs, with the
-    # backend torch picks by itself (chapters 7, 13, 14): 2.13 applies both (their intersection), 2.14 raises.
-    "sdpa mask with is_causal": {"2.13": "both apply", "2.14": "refused"},
-    # F.scaled_dot_product_attention(..., is_causal=True) on jagged nested tensors, on the CPU (chapter 10). 2.14 was
-    # measured on its CUDA build (the only 2.14 wheel this project's machines can install) with no GPU present.
-    "nested is_causal": {"2.13": "refused: no viable backend",
-                         "2.14": "refused: a CUDA error (CUDA build, no GPU)"},
+    # backend torch picks by itself (chapters 7, 13, 14): 2.12 and 2.13 apply both (their intersection), 2.14 raises.
+    "sdpa mask with is_causal": {"2.12": "both apply", "2.13": "both apply", "2.14": "refused"},
+    # F.scaled_dot_product_attention(..., is_causal=True) on jagged nested tensors on the CPU (chapter 10): refused on
+    # every release measured, in a way the build decides (2.13's CPU build; 2.12's and 2.14's CUDA builds, no GPU).
+    "nested is_causal": {"CPU build": "refused: no viable backend",
+                         "CUDA build, no GPU": "refused: a CUDA error"},
 }
+BUILDS = ("CPU build", "CUDA build, no GPU")
 
 
 class VersionWarning(UserWarning):
@@ -41,19 +43,29 @@ def release(version: str | None = None) -> str:
     return ".".join(parts[:2])
 
 
+def build() -> str:
+    """The running torch's build: "CPU build", "CUDA build, no GPU" or "CUDA build, GPU"."""
+    if torch.version.cuda is None:
+        return "CPU build"
+    return "CUDA build, GPU" if torch.cuda.is_available() else "CUDA build, no GPU"
+
+
 def behaviour(claim: str, version: str | None = None) -> str | None:
-    """What `claim` (a key of BEHAVIOURS) does on the running torch release, or on `version`'s; None when that
-    release was not measured."""
+    """What `claim` (a key of BEHAVIOURS) does on the running torch (its release, or its build for a claim keyed by
+    build), or on `version`'s release; None when that release or build was not measured."""
     if claim not in BEHAVIOURS:
         raise ValueError(f"claim must be one of {sorted(BEHAVIOURS)}, got {claim!r}")
-    return BEHAVIOURS[claim].get(release(version))
+    table = BEHAVIOURS[claim]
+    if set(table) <= set(BUILDS):
+        return table.get(build())
+    return table.get(release(version))
 
 
 def measured_releases(claim: str) -> str:
     """Every measured behaviour of `claim`, in words: "torch 2.13: both apply; torch 2.14: refused"."""
     if claim not in BEHAVIOURS:
         raise ValueError(f"claim must be one of {sorted(BEHAVIOURS)}, got {claim!r}")
-    return "; ".join(f"torch {r}: {b}" for r, b in BEHAVIOURS[claim].items())
+    return "; ".join(f"{key if key in BUILDS else 'torch ' + key}: {b}" for key, b in BEHAVIOURS[claim].items())
 
 
 def check_versions() -> str:

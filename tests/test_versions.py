@@ -32,14 +32,23 @@ def test_quiet_on_a_release_the_chapters_also_run_on(monkeypatch):
         versions.check_versions()
 
 
-def test_behaviours_by_release():
+def test_behaviours_by_release_or_build(monkeypatch):
     assert versions.release("2.13.0+cpu") == "2.13" and versions.release("2.14.1") == "2.14"
     assert versions.behaviour("sdpa mask with is_causal", "2.13.0") == "both apply"
     assert versions.behaviour("sdpa mask with is_causal", "2.14.1+cu130") == "refused"
     assert versions.behaviour("sdpa mask with is_causal", "2.9.1") is None          # not measured
-    assert versions.measured_releases("sdpa mask with is_causal") == "torch 2.13: both apply; torch 2.14: refused"
+    assert versions.measured_releases("sdpa mask with is_causal") == (
+        "torch 2.12: both apply; torch 2.13: both apply; torch 2.14: refused")
+    assert versions.measured_releases("nested is_causal") == (
+        "CPU build: refused: no viable backend; CUDA build, no GPU: refused: a CUDA error")
+    monkeypatch.setattr(torch.version, "cuda", None)
+    assert versions.build() == "CPU build" and versions.behaviour("nested is_causal") == "refused: no viable backend"
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert versions.behaviour("nested is_causal") is None                        # a GPU: not measured
     every = {versions.release(v) for v in (versions.MEASURED_TORCH, *versions.ALSO_RUN_ON)}
-    assert all(set(table) == every for table in versions.BEHAVIOURS.values()), "a claim lacks a measured release"
+    for table in versions.BEHAVIOURS.values():
+        assert set(table) in (every, set(versions.BUILDS)), "a claim lacks a measured release or build"
     with pytest.raises(ValueError, match="claim must be one of"):
         versions.behaviour("no such claim")
     with pytest.raises(ValueError, match="version must look like"):
