@@ -60,3 +60,12 @@ def test_the_committed_table_names_every_release_of_the_matrix():
     table = matrix.TABLE.read_text(encoding="utf-8")
     for release in matrix.MATRIX:
         assert f"| {release} |" in table, f"docs/versions.md has no row for torch {release}: run make versions"
+
+
+def test_the_packages_torch_floor_is_the_oldest_release_of_the_matrix():
+    import tomllib
+
+    project = tomllib.loads((series.ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    oldest = min(matrix.MATRIX, key=lambda v: tuple(int(p) for p in v.split(".")))
+    floor = ".".join(oldest.split(".")[:2])
+    assert f"torch>={floor}" in project["dependencies"], f"pyproject.toml's torch floor must be {floor}"
