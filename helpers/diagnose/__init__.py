@@ -56,6 +56,7 @@ from helpers.checks.core import _parameters, as_attn, embed_dim_of
 from helpers.checks.inference import PATTERNS
 from helpers.diagnose.report import CODES, WARNINGS, Diagnosis, Finding, Ran
 from helpers.diagnose.run import Subject, causal_by_module, plain_cache, run_subject
+from helpers.language import say
 
 
 def diagnose(model: object, *, expect: object = None, window: int | None = None, length: int | None = None,
@@ -82,7 +83,7 @@ diagnose.__doc__ = f"{diagnose.__doc__}\n\n{__doc__}"   # help(diagnose): helper
 
 def _plain(model: object, expect: object, window: int | None, embed_dim: int | None,
            dtype: torch.dtype | None) -> Subject:
-    source = "given expect="
+    source = say("given expect=", "expect= で指定")
     if expect is None:
         expect, source = causal_by_module(model)
     if embed_dim is None and isinstance(getattr(model, "embed_dim", None), int):

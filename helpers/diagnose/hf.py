@@ -220,7 +220,8 @@ def _encoder_decoder(base: nn.Module, E: int, expect: object, window: int | None
                 sides="both" if dec_pos else "right", cache=_decoder_cache(decoder, E, dtype, with_memory),
                 parameters=_trainable(decoder)),
         Subject(say("cross-attention", "クロスアテンション"), cross(4), E, "bidirectional",
-                say("every target token sees every real source token", "どのターゲットも本物のソースをすべて見る"),
+                say("every target token sees every real source token",
+                    "どのターゲットトークンも、ソースの実トークンをすべて見る"),
                 pooled=True, pattern=cross(None), sides="right", parameters=_trainable(base)),
     ]
 

@@ -21,7 +21,7 @@ CAUSES: dict[str, Bilingual] = {
         "Usually a causal mask where none is wanted (an encoder run as a decoder, is_causal left on), or a window "
         "or pad mask that hides real keys.",
         "多くの場合、不要な因果マスクがかかっている（エンコーダをデコーダとして実行した、is_causal が残っている）か、"
-        "ウィンドウやパディングのマスクが本物のキーまで隠している。"),
+        "ウィンドウやパディングマスクが実トークンのキーまで隠している。"),
     "window-mismatch": Bilingual(
         "Usually the sliding window was lost (a hand-made 4-D mask replaced the model's own) or is off by one "
         "(i - j < w against i - j <= w).",
@@ -35,12 +35,13 @@ CAUSES: dict[str, Bilingual] = {
     "pad-leak": Bilingual(
         "Usually the padding mask is dropped on one path (batch size 1, no mask when nothing seems padded, one "
         "padding side), inverted (True = keep against True = pad), or added as a weak finite fill.",
-        "多くの場合、パディングマスクがある経路で落ちている（バッチサイズ 1、パディングがないと見なしてマスクを省く、"
-        "片側のパディングだけ）、極性が逆（True = 残す と True = パッド）、または弱い有限の値として足されている。"),
+        "多くの場合、どこかのコードパスでパディングマスクが落ちている（バッチサイズ 1 のとき、パディングがないと"
+        "見なしてマスクを省いたとき、片側のパディングのときだけなど）か、極性が逆（True = 残す と True = パッド）"
+        "か、弱い有限の値として足されている。"),
     "position-ids": Bilingual(
         "The model reads absolute positions, so left padding shifts every real token: pass position_ids counted "
         "over the real tokens, (attention_mask.cumsum(-1) - 1).clamp(min=0), as generate does for a decoder.",
-        "このモデルは絶対位置を読むので、左パディングが本物のトークンの位置をすべてずらす。本物のトークンだけで数えた "
+        "このモデルは絶対位置を読むので、左パディングが実トークンの位置をすべてずらす。実トークンだけで数えた "
         "position_ids、(attention_mask.cumsum(-1) - 1).clamp(min=0) を渡す（デコーダでは generate もそうしている）。"),
     "cache-mismatch": Bilingual(
         "Usually the mask of a multi-token step with a cache is built for the new tokens alone (each new token "
@@ -51,8 +52,8 @@ CAUSES: dict[str, Bilingual] = {
     "nan-forward": Bilingual(
         "Usually a fully masked row (a left pad under a causal mask) turns NaN and the next layer carries it into "
         "real rows (weight 0 times value NaN), or an additive mask overflows in low precision.",
-        "多くの場合、全部がマスクされた行（因果マスクの下の左パッド）が NaN になり、次の層がそれを本物の行へ運ぶ"
-        "（重み 0 × 値 NaN）か、低精度で加算マスクがあふれている。"),
+        "多くの場合、全部がマスクされた行（因果マスクの下の左パッド）が NaN になり、次の層がそれを実トークンの行へ運ぶ"
+        "（重み 0 × バリュー NaN）か、低精度で加算マスクがあふれている。"),
     "nan-gradient": Bilingual(
         "Usually a fully masked row: softmax over only -inf gives NaN, and its gradient is NaN even where the loss "
         "ignores the row.",
@@ -61,8 +62,8 @@ CAUSES: dict[str, Bilingual] = {
     "nondeterministic": Bilingual(
         "Usually dropout in training mode: call model.eval() (or set the dropout probabilities to 0) and diagnose "
         "again; nothing else was checked.",
-        "多くの場合、学習モードのドロップアウトである。model.eval() を呼ぶ（またはドロップアウト確率を 0 にする）"
-        "してから診断し直す。ほかの検査は行っていない。"),
+        "多くの場合、学習モードのドロップアウトである。model.eval() を呼んでから（またはドロップアウト確率を 0 に"
+        "してから）診断し直すこと。ほかの検査は行っていない。"),
     "batch-dependence": Bilingual(
         "Usually something mixes the items of a batch: batch statistics (BatchNorm in training mode), a mask or "
         "cache shared across items, or a reshape that swaps the batch and length axes.",
@@ -148,7 +149,7 @@ class Diagnosis:
                          f"  実行した検査 {ran} 件、省いた検査 {len(self.ran) - ran} 件"))
         for f in self.findings:
             lines.append(f"  [{f.code}{say(', warning', '、警告') if f.severity == 'warning' else ''}] "
-                         f"{f.where}: {f.message}")
+                         f"{f.where}{say(': ', '：')}{f.message}")
         lines += [say(f"  note: {note}", f"  注：{note}") for note in self.notes]
         return "\n".join(lines)
 

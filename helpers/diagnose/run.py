@@ -24,6 +24,7 @@ from helpers.language import Bilingual, say
 from helpers.masks import key_padding_mask
 
 Cache = Callable[[int], list[tuple[str, str]]]   # seed -> [(where, what was measured)] for each mismatch
+SIDES_JA = {"right": "右", "left": "左", "both": "左右両側の"}   # a padding side, in a Japanese message
 LONGEST_PATTERN = 64   # tokens: a window that needs more to show its end is checked as causal (infer_mask is L^2)
 
 
@@ -169,7 +170,8 @@ def run_subject(s: Subject, diagnosis: Diagnosis, *, length: int | None, attn_ma
 
 def _listed(pairs: list[tuple[int, int]], limit: int = 6) -> str:
     """The first `limit` pairs, and how many more there are."""
-    return ", ".join(map(str, pairs[:limit])) + (f", ... ({len(pairs) - limit} more)" if len(pairs) > limit else "")
+    more = say(f", ... ({len(pairs) - limit} more)", f"、…（ほか {len(pairs) - limit} 組）")
+    return say(", ", "、").join(map(str, pairs[:limit])) + (more if len(pairs) > limit else "")
 
 
 def _positions(mask: torch.Tensor) -> str:
@@ -196,7 +198,7 @@ def _nonfinite(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, s
             diagnosis.findings.append(finding("nan-forward", s.where, say(
                 f"Outputs at real positions (item, position) {_positions(bad & real)} were NaN or inf in {run.where} "
                 f"(lengths {lengths}).",
-                f"{run.where}（長さ {lengths}）で、本物の位置（サンプル, 位置）{_positions(bad & real)} の出力が "
+                f"{run.where}（長さ {lengths}）で、実トークンの位置（サンプル, 位置）{_positions(bad & real)} の出力が "
                 "NaN か inf になった。")))
             return "failed"
         if (bad & ~real).any():
@@ -259,7 +261,7 @@ def _padding(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, see
             measured = say(
                 f"Real-token outputs depend on the padding in {label} ({padding_side} padding): worst difference "
                 f"{report.worst_diff:.2g} ({report.tolerance}); first failure: {report.first_failure}.",
-                f"{label}（{padding_side} パディング）で、本物のトークンの出力がパディングに依存する。最大の差 "
+                f"{label}（{SIDES_JA[padding_side]}パディング）で、実トークンの出力がパディングに依存する。最大の差 "
                 f"{report.worst_diff:.2g}（{report.tolerance}）、最初の失敗：{report.first_failure}。")
         if not any(f.code == code and f.where == s.where for f in diagnosis.findings):
             diagnosis.findings.append(finding(code, s.where, measured))
@@ -275,7 +277,7 @@ def _padding(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, see
             diagnosis.findings.append(finding("position-ids", s.where, say(
                 f"Left-padded without position_ids, real-token outputs changed by up to {report.worst_diff:.2g} "
                 f"({report.first_failure}); with position ids from the mask they did not.",
-                f"position_ids なしで左パディングすると、本物のトークンの出力が最大 {report.worst_diff:.2g} 変わった"
+                f"position_ids なしで左パディングすると、実トークンの出力が最大 {report.worst_diff:.2g} 変わった"
                 f"（{report.first_failure}）。マスクから作った位置 ID を渡すと変わらなかった。")))
     return outcome
 
@@ -368,7 +370,7 @@ def _gradients(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, s
         return "passed"
     if math.isnan(report.worst_diff):
         measured = say(f"Under a loss that reads only real positions, {report.first_failure}.",
-                       f"本物の位置だけを読む損失で、{report.first_failure}。")
+                       f"実トークンの位置だけを読む損失で、{report.first_failure}。")
         diagnosis.findings.append(finding("nan-gradient", s.where, measured))
     elif not any(f.code == "pad-leak" and f.where == s.where for f in diagnosis.findings):
         diagnosis.findings.append(finding("pad-leak", s.where + say(" (gradients)", "（勾配）"), say(
@@ -429,14 +431,23 @@ def cache_mismatches(step: Callable[[int, int, object], tuple[torch.Tensor, obje
 
 def plain_cache(module: object, E: int, dtype: torch.dtype | None) -> Cache:
     """The cache protocol of a plain module: module.forward_with_cache(x, cache) -> (output, cache), x (N, T, E) the
-    next tokens, cache None at the start. The chunks' outputs, joined, must equal one call on all the tokens."""
+    next tokens, cache None at the start. The chunks' outputs, joined, must equal one call on all the tokens.
+    An error the module raises becomes an AttnCallError naming the call, so the cache check's outcome is an
+    error (as for any other check), not a traceback."""
+    def call(x: torch.Tensor, cache: object, start: int) -> tuple[torch.Tensor, object]:
+        try:
+            out, cache = module.forward_with_cache(x, cache)   # type: ignore[attr-defined]
+            return out, cache
+        except Exception as error:   # the module's own error, named with the call it came from
+            raise AttnCallError(f"forward_with_cache raised {type(error).__name__} on {x.shape[1]} token(s) after "
+                                f"{start} cached: {error}") from error
+
     def runs(seed: int) -> list[tuple[str, str]]:
         x = torch.randn(2, CACHE_LENGTH, E, generator=torch.Generator().manual_seed(seed + 3))
         with torch.no_grad():
-            full, _ = module.forward_with_cache(x, None)   # type: ignore[attr-defined]
+            full, _ = call(x, None, 0)
             tolerance = Tolerance.default(working_dtype(module, (), full.dtype, dtype), None, None)
-            return cache_mismatches(lambda start, end, cache: module.forward_with_cache(  # type: ignore[attr-defined]
-                x[:, start:end], cache), full, tolerance)
+            return cache_mismatches(lambda start, end, cache: call(x[:, start:end], cache, start), full, tolerance)
     return runs
 
 

@@ -6,6 +6,7 @@ import torch
 
 from helpers.chapters import ch17_the_bug_gallery as ch17
 from helpers.exercises import Mistake
+from helpers.language import speaking
 from helpers.masks import causal_mask
 from tests.chapters import japanese_hint
 
@@ -181,6 +182,95 @@ def test_each_exercise_refuses_the_unfixed_module_and_a_wrong_code(n):
         _check(n)((code, lambda x, k, a: x))
 
 
-def test_exercise_3_accepts_any_code_diagnose_reports():
-    for code in ch17.exercise_codes(3):
-        ch17.check_3.solution((code, FixedSeqFirst))
+def test_exercise_3_wants_the_root_finding_and_names_the_others_as_consequences():
+    root, *consequences = ch17.exercise_codes(3)
+    assert root == "batch-dependence" and set(consequences) == {"pad-leak", "future-leak"}
+    ch17.check_3.solution((root, FixedSeqFirst))
+    for code in consequences:
+        with pytest.raises(Mistake, match="follows from an earlier finding"):
+            ch17.check_3((code, FixedSeqFirst))
+        assert "根本の原因" in japanese_hint(ch17.check_3, (code, FixedSeqFirst))
+
+
+def test_the_still_reports_hint_names_no_bare_model_and_gives_what_was_measured():
+    with pytest.raises(Mistake) as raised:
+        ch17.check_1(("pad-leak", ch17.WeakFill))
+    assert raised.value.en.startswith("diagnose still reports pad-leak on your fixed module (up to ")
+    assert ": model" not in raised.value.en
+    hint = japanese_hint(ch17.check_1, ("pad-leak", ch17.WeakFill))
+    assert hint.startswith("直したモジュールでも、diagnose がまだ pad-leak を報告する（測った差は最大 ")
+    assert "model" not in hint
+    with pytest.raises(Mistake, match=r"cache-mismatch on your fixed module \(one cached step of 6 tokens; up to "):
+        ch17.check_4(("cache-mismatch", ch17.CacheNoMask))
+
+
+def test_the_answer_may_be_a_list_and_a_swapped_order_is_named():
+    ch17.check_2.solution(["future-leak", FixedPeekAhead])
+    with pytest.raises(Mistake, match="put the code first"):
+        ch17.check_2((FixedPeekAhead, "future-leak"))
+    assert "先に" in japanese_hint(ch17.check_2, (FixedPeekAhead, "future-leak"))
+
+
+# --- a learner's module that raises gets a one-line hint, in both languages, not a traceback ---
+
+class RaisesInForward(ch17.WeakFill):
+    def forward(self, x, key_padding_mask, attn_mask=None):
+        raise ValueError("my mistake")
+
+
+class MaskOneTooWide(ch17.PeekAhead):
+    def blocked(self, kpm):
+        L = kpm.shape[1]
+        return torch.ones(L, L + 1, dtype=torch.bool).triu(1) | kpm[:, None, None, :]
+
+
+class NeedsAnArgument(ch17.WeakFill):
+    def __init__(self, fill):
+        super().__init__()
+
+
+class StepMaskWithoutOffset(ch17.CacheNoMask):
+    def step_mask(self, T, offset):
+        return causal_mask(T)
+
+
+@pytest.mark.parametrize(("n", "code", "module", "says"), [
+    (1, "pad-leak", RaisesInForward, "module raised ValueError when diagnose ran its determinism check (my mistake)"),
+    (2, "future-leak", MaskOneTooWide, "raised RuntimeError when diagnose ran its determinism check (The size of"),
+    (1, "pad-leak", NeedsAnArgument, "could not be built: NeedsAnArgument() raised TypeError"),
+    (4, "cache-mismatch", StepMaskWithoutOffset, "raised RuntimeError when diagnose ran its cache check (The size"),
+], ids=["forward raises", "mask of the wrong shape", "constructor needs an argument", "step mask without offset"])
+def test_a_module_that_raises_gets_a_hint_not_a_traceback(n, code, module, says):
+    with pytest.raises(Mistake) as raised:
+        _check(n)((code, module))
+    assert says in raised.value.en and "\n" not in raised.value.en and len(raised.value.en) < 300
+    hint = japanese_hint(_check(n), (code, module))
+    assert "発生した" in hint and "\n" not in hint
+
+
+def test_check_4_refuses_a_fix_without_the_cache_path():
+    for module in (ch17.CausalLayer, FixedPeekAhead):
+        with pytest.raises(Mistake, match="must keep the cache path, forward_with_cache"):
+            ch17.check_4(("cache-mismatch", module))
+        assert "forward_with_cache" in japanese_hint(ch17.check_4, ("cache-mismatch", module))
+
+
+# --- the explorer's text ---
+
+def test_the_explorer_captions_and_labels():
+    with speaking("ja"):
+        masks = ch17.gallery_view("window", "buggy")
+        eos = ch17.gallery_view("pad = eos", "fixed")
+    assert [(p.xlabel, p.ylabel) for p in masks.panels] == [("キー", "クエリ")] * 2
+    assert masks.summary == ("window、buggy（huggingface/transformers #39408）："
+                             "diagnose の判定は不合格（window-mismatch）")
+    assert "損失なし" in eos.caption and "遮断" not in eos.caption and "×" not in eos.caption
+    framed = eos.panels[0].framed
+    assert framed.sum() == len(ch17.SEQUENCES)                        # each sequence's own EOS, not the EOS pads
+    assert all(framed[i, len(s) - 1] for i, s in enumerate(ch17.SEQUENCES))
+    assert "red frame: each sequence's own EOS" in ch17.gallery_view("pad = eos", "buggy").caption
+    fp16 = ch17.gallery_view("fp16 fill", "buggy").caption
+    assert "the masks agree" in fp16 and "future-leak too" in fp16
+    assert "the masks agree" in ch17.gallery_view("bidirectional flag", "buggy").caption
+    assert "the masks agree" not in ch17.gallery_view("packing", "buggy").caption
+    assert "the masks agree" not in ch17.gallery_view("dead rows", "fixed").caption
