@@ -8,7 +8,7 @@ prints any torch version as "torch VERSION") and writes docs/versions.md: per re
 many cells passed, and every cell that did not, with how it failed (its output differs, or it raised). Not part of
 `make test`: on Linux every torch release but this project's pin is a multi-GB CUDA build, downloaded the first time.
 
-The claims whose truth depends on the release are keyed by release in helpers/versions.py (BEHAVIOURS): a chapter
+The claims whose truth depends on the release are keyed by release (or build) in helpers/versions.py (BEHAVIOURS): a chapter
 asserts the running release's entry and prints every measured one, so its stored output is the same on all of them.
 Usage: python -m tools.versions [--only 2.14.1 ...] [--jobs N] [--notebooks PATH ...] [--no-write]
 """
@@ -136,8 +136,8 @@ def markdown(runs: list[Run], today: datetime.date) -> str:
     lines = ["# The version matrix", "",
              f"Written by `make versions` (tools/versions.py) on {today.isoformat()}: every chapter of both editions "
              "through nbval under each torch release, with this checkout's helpers. Release-specific claims are keyed "
-             "by release in `helpers/versions.py` (`BEHAVIOURS`); a chapter asserts the running release's entry and "
-             "prints every measured one, so its stored output does not change with the release.", "",
+             "by release (or build) in `helpers/versions.py` (`BEHAVIOURS`); a chapter asserts the running release's "
+             "entry and prints every measured one, so its stored output does not change with the release.", "",
              "| torch | build | Python | cells passed | cells that did not |", "|---|---|---|---|---|"]
     lines += [f"| {r.torch} | {r.build} | {r.python} | {r.passed} | {len(r.misses)} |" for r in runs]
     misses = [(r, m) for r in runs for m in r.misses]
