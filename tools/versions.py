@@ -8,8 +8,8 @@ prints any torch version as "torch VERSION") and writes docs/versions.md: per re
 many cells passed, and every cell that did not, with how it failed (its output differs, or it raised). Not part of
 `make test`: on Linux every torch release but this project's pin is a multi-GB CUDA build, downloaded the first time.
 
-The claims whose truth depends on the release are keyed by release (or build) in helpers/versions.py (BEHAVIOURS): a chapter
-asserts the running release's entry and prints every measured one, so its stored output is the same on all of them.
+The claims whose truth depends on the release are keyed by release (or build) in helpers/versions.py (BEHAVIOURS):
+a chapter asserts the running release's entry and prints every measured one, so its stored output is the same on all.
 Usage: python -m tools.versions [--only 2.14.1 ...] [--jobs N] [--notebooks PATH ...] [--no-write]
 """
 
