@@ -51,11 +51,9 @@ def build() -> str:
 
 
 def behaviour(claim: str, version: str | None = None) -> str | None:
-    """What `claim` (a key of BEHAVIOURS) does on the running torch (its release, or its build for a claim keyed by
-    build), or on `version`'s release; None when that release or build was not measured."""
-    if claim not in BEHAVIOURS:
-        raise ValueError(f"claim must be one of {sorted(BEHAVIOURS)}, got {claim!r}")
-    table = BEHAVIOURS[claim]
+    """What `claim` (a key of BEHAVIOURS) does on the running torch: its release's entry (or `version`'s), or, for
+    a claim keyed by build, the running build's (`version` then plays no part); None when it was not measured."""
+    table = _measured(claim)
     if set(table) <= set(BUILDS):
         return table.get(build())
     return table.get(release(version))
@@ -63,9 +61,14 @@ def behaviour(claim: str, version: str | None = None) -> str | None:
 
 def measured_releases(claim: str) -> str:
     """Every measured behaviour of `claim`, in words: "torch 2.13: both apply; torch 2.14: refused"."""
+    return "; ".join(f"{key if key in BUILDS else 'torch ' + key}: {b}" for key, b in _measured(claim).items())
+
+
+def _measured(claim: str) -> dict[str, str]:
+    """BEHAVIOURS' entry for `claim`; ValueError naming the claims if it is none of them."""
     if claim not in BEHAVIOURS:
         raise ValueError(f"claim must be one of {sorted(BEHAVIOURS)}, got {claim!r}")
-    return "; ".join(f"{key if key in BUILDS else 'torch ' + key}: {b}" for key, b in BEHAVIOURS[claim].items())
+    return BEHAVIOURS[claim]
 
 
 def check_versions() -> str:

@@ -204,7 +204,9 @@ def test_english_glossary_anchors_used_by_the_chapters_exist():
 def test_only_the_last_chapter_links_back_to_chapter_0_as_its_next(edition: str):
     """A chapter's "next →" links (its title cell and its summary's) lead to the next chapter; only the last one's
     go back to chapter 0 (tools/new_chapter.py moves them all when it adds a chapter)."""
-    back = re.compile(r"\[[^\]]*→\]\(00_start_here\.ipynb\)")
+    from tools.new_chapter import back_link
+
+    back = back_link()
     for path in series.chapters(edition)[1:-1]:
         stale = [c.id for c in nbformat.read(path, as_version=4).cells
                  if c.cell_type == "markdown" and back.search(c.source)]

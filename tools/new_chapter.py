@@ -271,9 +271,14 @@ def map_row_cell(nb: nbformat.NotebookNode, anchor: str) -> nbformat.NotebookNod
     raise ValueError(f"chapter 0 has no map row linking {anchor}")
 
 
+def back_link() -> re.Pattern:
+    """The last chapter's "next →" link, which leads back to chapter 0."""
+    return re.compile(rf"\[[^\]]*→\]\({re.escape(START)}\)")
+
+
 def retitle_link(cell: nbformat.NotebookNode, new_link: str, where: str) -> None:
     """Replace a cell's link back to chapter 0 (the last chapter's "next") by `new_link`."""
-    pattern = re.compile(rf"\[[^\]]*→\]\({re.escape(START)}\)")
+    pattern = back_link()
     if not pattern.search(cell.source):
         raise ValueError(f"{where}: the cell has no link [... →]({START}) to replace")
     cell.source = pattern.sub(lambda _: new_link, cell.source, count=1)
@@ -368,8 +373,7 @@ def create(number: int, name: str, title: str, ja_title: str, root: Path) -> lis
                                                                 "chapter 0's map (Japanese)")
 
     def link_forward(nb):
-        back = re.compile(rf"\[[^\]]*→\]\({re.escape(START)}\)")
-        cells = [nb.cells[0]] + [c for c in nb.cells[1:] if c.cell_type == "markdown" and back.search(c.source)]
+        cells = [nb.cells[0]] + [c for c in nb.cells[1:] if c.cell_type == "markdown" and back_link().search(c.source)]
         for cell in cells:    # the title cell, and the summary's links at the bottom
             retitle_link(cell, next_link("en", notebook.name, title), previous.name)
             ja_cell = next(c for c in previous_ja.cells if c.id == cell.id)

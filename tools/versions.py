@@ -93,7 +93,7 @@ def interpreter_for(python: str) -> str | None:
 
 def notebooks() -> list[str]:
     """Every chapter of both editions, as paths relative to the root."""
-    return [path.relative_to(ROOT).as_posix() for edition in series.EDITIONS for path in series.chapters(edition)]
+    return [path.relative_to(ROOT).as_posix() for path in series.every_chapter()]
 
 
 def run(torch_version: str, python: str, jobs: int, chosen: list[str] | None = None) -> Run:

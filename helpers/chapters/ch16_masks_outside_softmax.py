@@ -237,8 +237,7 @@ def tiny_lfm2(seed: int = 0, conv_bias: bool = False) -> nn.Module:
 
     from helpers.library import tiny
 
-    if not isinstance(conv_bias, bool):
-        raise ValueError(f"conv_bias must be True or False, got {conv_bias!r}")
+    arguments.flag(conv_bias, "conv_bias")
     transformers.logging.set_verbosity_error()
     model = tiny(transformers.Lfm2Config, transformers.Lfm2Model, seed=seed, hidden_size=16, intermediate_size=32,
                  num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1, conv_L_cache=KERNEL,

@@ -146,7 +146,7 @@ def test_a_bias_between_the_zeroing_and_the_convolution_undoes_the_fix_in_lfm2()
             if hasattr(layer, "conv"):
                 layer.conv.in_proj.bias.zero_()
     assert passes_hf("left")
-    with pytest.raises(ValueError, match="conv_bias must be True or False"):
+    with pytest.raises(TypeError, match="conv_bias must be a bool"):
         ch16.tiny_lfm2(conv_bias=1)
 
 
