@@ -8,6 +8,8 @@ import warnings
 
 import torch
 
+from helpers.language import Bilingual, say
+
 MEASURED_PYTHON = "3.11"
 MEASURED_TORCH = "2.13.0"          # the stored outputs' torch (requirements.txt's pin)
 ALSO_RUN_ON = ("2.12.1", "2.14.1")  # every chapter of both editions also passes nbval under these (their CUDA
@@ -26,6 +28,20 @@ BEHAVIOURS: dict[str, dict[str, str]] = {
                          "CUDA build, no GPU": "refused: a CUDA error"},
 }
 BUILDS = ("CPU build", "CUDA build, no GPU")
+MEASURED_BUILD = "CPU build"   # the stored outputs' build
+
+# Where each claim is asserted: (chapter, cell id, what the cell shows). tests/test_version_matrix.py checks this
+# against the chapters (every cell that calls behaviour() is here, and nothing else is).
+CELLS: dict[str, tuple[tuple[str, str, Bilingual], ...]] = {
+    "sdpa mask with is_causal": (
+        ("07", "7c1e0a0a", Bilingual("the is_causal hint, path by path", "is_causal のヒントをコードパスごとに")),
+        ("13", "s4-trap-run", Bilingual("the prefix-LM trap", "プレフィックス LM の罠")),
+        ("14", "s1-run", Bilingual("three places that decide", "決める 3 つの場所"))),
+    "nested is_causal": (
+        ("10", "e5d14942", Bilingual("nested tensors and is_causal", "ネストテンソルと is_causal")),),
+}
+# The head of each line check_versions prints per cell; tests/sanitize.cfg drops such lines (both languages).
+DIFFERS = Bilingual("version-specific here: ", "このバージョンで結果が異なるセル：")
 
 
 class VersionWarning(UserWarning):
@@ -71,8 +87,27 @@ def _measured(claim: str) -> dict[str, str]:
     return BEHAVIOURS[claim]
 
 
+def differing_cells(version: str | None = None) -> list[str]:
+    """The cells whose result on the running torch (or release `version`) is not the stored one, one line each:
+    "chapter 7, cell 7c1e0a0a (the is_causal hint, path by path): refused here, stored: both apply". Empty on the
+    stored outputs' torch. A behaviour nobody measured counts as different ("not measured here")."""
+    lines = []
+    for claim, cells in CELLS.items():
+        table = _measured(claim)
+        stored = table[MEASURED_BUILD] if set(table) <= set(BUILDS) else table[release(MEASURED_TORCH)]
+        here = behaviour(claim, version)
+        if here != stored:
+            for chapter, cell, what in cells:
+                lines.append(say(f"chapter {int(chapter)}, {what.en} (cell {cell}): {here or 'not measured'} here, "
+                                 f"stored: {stored}",
+                                 f"第 {int(chapter)} 章「{what.ja}」（セル {cell}）は、ここでは "
+                                 f"{here or '未測定'}、保存された出力では {stored}"))
+    return lines
+
+
 def check_versions() -> str:
-    """Print the torch version; warn if Python or torch are not ones the chapters were run on.
+    """Print the torch version; warn if Python or torch are not ones the chapters were run on; name the cells whose
+    result on this torch is not the stored one (each asserts what this torch does; differing_cells).
 
     Returns the torch version without its build suffix (e.g. "2.13.0" for "2.13.0+cpu").
     """
@@ -88,4 +123,6 @@ def check_versions() -> str:
             VersionWarning,
             stacklevel=2,
         )
+    for line in differing_cells():
+        print(DIFFERS.said() + line)
     return torch_version

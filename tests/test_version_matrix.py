@@ -54,6 +54,11 @@ def test_every_version_specific_cell_names_a_measured_claim_and_every_claim_is_u
     unknown = set(used) - set(versions.BEHAVIOURS)
     assert not unknown, f"cells name claims that are not measured: {unknown}"
     assert set(versions.BEHAVIOURS) <= set(used), f"claims no cell uses: {set(versions.BEHAVIOURS) - set(used)}"
+    named = {claim: sorted(f"{chapter}_{cell}" for chapter, cell, _ in cells)
+             for claim, cells in versions.CELLS.items()}
+    found = {claim: sorted({where[:2] + "_" + where.split(":")[1] for where in places})
+             for claim, places in used.items()}
+    assert named == found, "helpers.versions.CELLS must name exactly the cells that assert a claim"
 
 
 def test_the_committed_table_names_every_release_of_the_matrix():

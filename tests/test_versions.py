@@ -55,3 +55,26 @@ def test_behaviours_by_release_or_build(monkeypatch):
         versions.release("latest")
     with pytest.raises(TypeError, match="version must be"):
         versions.release(2.13)
+
+
+def test_check_versions_names_the_cells_whose_result_is_not_the_stored_one(monkeypatch, capsys):
+    monkeypatch.setattr(torch.version, "cuda", None)
+    assert versions.differing_cells("2.13.0") == [] and versions.differing_cells("2.12.1") == []
+    lines = versions.differing_cells("2.14.1")
+    assert [line.split(",")[0] for line in lines] == ["chapter 7", "chapter 13", "chapter 14"]
+    assert lines[0] == ("chapter 7, the is_causal hint, path by path (cell 7c1e0a0a): refused here, "
+                        "stored: both apply")
+    assert all("not measured here" in line for line in versions.differing_cells("2.9.1"))
+    monkeypatch.setattr(torch.version, "cuda", "13.0")                    # a CUDA build on a machine without GPU
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert versions.differing_cells("2.12.1") == [
+        "chapter 10, nested tensors and is_causal (cell e5d14942): refused: a CUDA error here, "
+        "stored: refused: no viable backend"]
+    monkeypatch.setattr(torch, "__version__", "2.14.1+cu130")
+    monkeypatch.setattr(versions, "MEASURED_PYTHON", f"{sys.version_info[0]}.{sys.version_info[1]}")
+    versions.check_versions()
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "torch 2.14.1" and len(out) == 5 and all(line.startswith(versions.DIFFERS.en) for line in out[1:])
+    monkeypatch.setenv("ATTENTION_MASKS_LANGUAGE", "ja")
+    assert versions.differing_cells("2.14.1")[1] == (
+        "第 13 章「プレフィックス LM の罠」（セル s4-trap-run）は、ここでは refused、保存された出力では both apply")
