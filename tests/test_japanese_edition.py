@@ -67,8 +67,12 @@ def test_japanese_badges_open_the_japanese_chapter(english_path: Path):
     assert "notebooks/ja/" in badges[0].source
 
 
+JAPANESE_PAGES = (JAPANESE / "glossary.md", JAPANESE / "cheatsheet.md", JAPANESE / "reference.md",
+                  ROOT / "README.ja.md")
+
+
 def test_glossary_cheatsheet_and_readme_exist():
-    for path in (JAPANESE / "glossary.md", JAPANESE / "cheatsheet.md", ROOT / "README.ja.md"):
+    for path in JAPANESE_PAGES:
         assert path.exists(), f"{path.relative_to(ROOT)} is missing"
 
 
@@ -143,7 +147,7 @@ def japanese_texts() -> list[tuple[str, str, bool]]:
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "markdown" and cell.id != ja_sync.BADGE_ID:
                 texts.append((f"{path.relative_to(ROOT)}, cell id {cell.id}", cell.source, False))
-    for path in (JAPANESE / "glossary.md", JAPANESE / "cheatsheet.md", ROOT / "README.ja.md"):
+    for path in JAPANESE_PAGES:
         texts.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8"), True))
     return texts
 

@@ -123,3 +123,41 @@ def test_setup_cell_installs_on_colab():
     [call] = json.loads(result.stderr)
     assert call[1:4] == ["-m", "pip", "install"]
     assert links.package_spec() in call and links.font_spec() in call
+
+
+SHEET_LINK = re.compile(r"((?:\.\./)*(?:notebooks/)?(?:ja/)?)(cheatsheet|reference)\.md#([^)\s\"\\]+)")
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors of a cheat sheet or reference page: its raw <a id="x"></a> and its headings' (as the site and
+    JupyterLab make them: tools.site.heading_anchor)."""
+    from tools.site import heading_anchor
+
+    text = page.read_text(encoding="utf-8")
+    headings = {heading_anchor(line.lstrip("#").strip()) for line in text.splitlines() if line.startswith("#")}
+    return set(re.findall(r'<a id="([\w\-]+)"></a>', text)) | headings
+
+
+@pytest.mark.parametrize("edition", series.EDITIONS)
+def test_the_dead_row_table_has_its_anchor(edition: str):
+    """The chapters link the one dead-row table as cheatsheet.md#dead-rows: the anchor sits right above its heading."""
+    lines = (series.notebooks(edition) / "cheatsheet.md").read_text(encoding="utf-8").splitlines()
+    at = lines.index('<a id="dead-rows"></a>')
+    assert lines[at + 1].startswith("## ") and "|" in "".join(lines[at + 2:at + 5])
+
+
+def test_every_link_to_a_cheat_sheet_anchor_resolves():
+    """Links such as cheatsheet.md#dead-rows or reference.md#x, anywhere in the notebooks, READMEs, docs and
+    helpers, reach an anchor of that page in the same edition."""
+    sources = [*series.every_chapter(), *sorted(series.notebooks().rglob("*.md")), *sorted(ROOT.glob("README*.md")),
+               *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "helpers").rglob("*.py"))]
+    broken = []
+    for source in sources:
+        for prefix, page, anchor in SHEET_LINK.findall(source.read_text(encoding="utf-8")):
+            folder = (source.parent / prefix).resolve() if prefix else source.parent
+            if folder == ROOT:
+                folder = series.notebooks()
+            target = folder / f"{page}.md"
+            if not target.is_file() or anchor not in _anchors(target):
+                broken.append(f"{source.relative_to(ROOT)}: {page}.md#{anchor}")
+    assert not broken, broken

@@ -211,3 +211,25 @@ def test_only_the_last_chapter_links_back_to_chapter_0_as_its_next(edition: str)
         stale = [c.id for c in nbformat.read(path, as_version=4).cells
                  if c.cell_type == "markdown" and back.search(c.source)]
         assert not stale, f"{path.name}: cells {stale} still link back to chapter 0 as the next chapter"
+
+
+PART_HEADING = {"en": re.compile(r"^\*\*Part (\d):", re.M), "ja": re.compile(r"^\*\*第 (\d) 部：", re.M)}
+
+
+@pytest.mark.parametrize("edition", series.EDITIONS)
+def test_the_map_and_the_readme_list_the_chapters_by_part(edition: str):
+    """Chapter 0's map and the README's chapter list group the chapters in the three parts of series.parts (0-5,
+    6-10, 11 on), each under its bold heading; tools/new_chapter.py puts a new chapter in the last part."""
+    found = series.chapters(edition)
+    readme = (ROOT / ("README.md" if edition == "en" else "README.ja.md")).read_text(encoding="utf-8")
+    listing = readme.split("\n## " + ("Chapters" if edition == "en" else "各章") + "\n", 1)[1].split("\n## ", 1)[0]
+    start = nbformat.read(series.start(edition), as_version=4)
+    chapter_map = next(c.source for c in start.cells if c.get("id") == "c02")
+    for text, link, where in ((listing, lambda p: p.relative_to(ROOT).as_posix(), "the README"),
+                              (chapter_map, lambda p: p.name, "chapter 0's map")):
+        pieces = PART_HEADING[edition].split(text)
+        assert pieces[1::2] == ["1", "2", "3"], f"{where}: three part headings, in order"
+        for number, (body, part) in enumerate(zip(pieces[2::2], series.parts(found), strict=True), 1):
+            listed = [p for p in found if f"]({link(p)})" in body.split("\n\n**", 1)[0]]   # up to "Which path"
+            expected = [p for p in part if not (where != "the README" and p.stem == series.START)]
+            assert listed == expected, f"{where}, part {number}: {[p.name for p in listed]}"

@@ -16,7 +16,7 @@ from tools import links, series, site
 def test_every_chapter_and_page_is_in_the_site(edition: str):
     chapters = [p.stem for p in series.chapters(edition)]
     assert len(chapters) >= 14
-    assert site.pages(edition) == [*chapters, "cheatsheet", "glossary", "run"]
+    assert site.pages(edition) == [*chapters, "cheatsheet", "reference", "glossary", "run"]
     tree = site.toctree(edition, site.pages(edition))   # chapter 0 holds the table of contents
     assert all(re.search(rf"^{name}$", tree, re.M) for name in site.pages(edition) if name != site.ROOT_DOC)
     assert re.search(r"^self$", tree, re.M), "chapter 0 is the first entry"
@@ -25,6 +25,31 @@ def test_every_chapter_and_page_is_in_the_site(edition: str):
     assert config["nb_execution_mode"] == "off", "the site shows the committed outputs; it runs nothing"
     assert config["nb_ipywidgets_js"] == {}, "no widget scripts from a CDN"
     assert not config["mathjax_path"].startswith("http"), "math from the vendored KaTeX, not MathJax's CDN"
+
+
+@pytest.mark.parametrize("edition", site.EDITIONS)
+def test_the_table_of_contents_groups_the_chapters_in_three_parts(edition: str):
+    """Chapter 0's hidden tables of contents: one per part (0-5, 6-10, 11 on), then the reference pages."""
+    tree = site.toctree(edition, site.pages(edition))
+    captions = re.findall(r"^:caption: (.+)$", tree, re.M)
+    assert captions == [*site.WORDS[edition]["parts"], site.WORDS[edition]["reference"]]
+    tables = [re.findall(r"^(\w+)$", block, re.M) for block in tree.split("```{toctree}")[1:]]
+    stems = [p.stem for p in series.chapters(edition)]
+    assert tables[0] == ["self", *stems[1:6]] and tables[1] == stems[6:11] and tables[2] == stems[11:]
+    assert tables[3] == list(site.REFERENCE)
+    small = site.toctree(edition, site.pages(edition, ["00", "02"]))
+    assert re.findall(r"^:caption: (.+)$", small, re.M) == [site.WORDS[edition]["parts"][0],
+                                                            site.WORDS[edition]["reference"]], "no empty part"
+
+
+@pytest.mark.parametrize("edition", site.EDITIONS)
+def test_the_cheat_sheet_is_marked_for_one_printed_page(edition: str):
+    """print.css lays out the page holding PRINT_MARK on one A4 sheet (tests/browser/test_print.py prints it)."""
+    source = (series.notebooks(edition) / "cheatsheet.md").read_text(encoding="utf-8")
+    marked = site.one_page(source)
+    assert marked.splitlines()[0] == source.splitlines()[0] and marked.count(site.PRINT_MARK) == 1
+    assert "print.css" in site.sphinx_config(edition)["html_css_files"]
+    assert (site.THEME / "static" / "print.css").is_file()
 
 
 def test_both_editions_have_the_same_pages():

@@ -11,7 +11,8 @@ It writes, where tools/series.py says they go:
   written (translate it, then `python -m tools.ja_sync --add DIR`);
 - helpers/chapters/chNN_<stem>.py, the module: a placeholder function, the explorer's view and explorer functions,
   EXPLORERS, and check_1; and tests/chapters/test_chNN_<stem>.py, its test module;
-and registers the chapter in every list: both READMEs' chapter lists, the map in chapter 0 (both editions), the
+and registers the chapter in every list: both READMEs' chapter lists and the map in chapter 0 (both editions), where
+it joins the last of the series' three parts (tools/series.py, PARTS; the site's table of contents follows), the
 previous chapter's "next" link (both editions; the new chapter takes over the link back to chapter 0), the table
 in docs/teaching.md (its step and exercise counts are the skeleton's) and the browser test's EXPECTED moves
 (tests/browser/test_notebooks.py, for the skeleton's explorer). Then it runs both new notebooks from a fresh

@@ -5,7 +5,8 @@
   copies in my-notebooks/ and my-notebooks/ja/, the decks in build/slides/ and build/slides/ja/.
 - Chapters: the notebooks named NN_<stem>.ipynb in an edition's folder, in order (chapters); both editions have
   the same chapters under the same names, so a chapter's twin is the file of that name in the other edition
-  (twin). Chapter 0 (START) is the start page: the map of the series, with no code of its own.
+  (twin). Chapter 0 (START) is the start page: the map of the series, with no code of its own. The chapters
+  fall into three parts (PARTS, parts): the two discussions (0-5), practice (6-10), the frontier (11 on).
 - A chapter's code: its module helpers/chapters/chNN_<stem>.py, or the package helpers/chapters/chNN_<stem>/ for
   a chapter with several modules (helpers_module); its tests: tests/chapters/test_chNN_<stem>.py (tests_module).
 - A chapter's deck (tools/slides.py): <out>/NN_<stem>.slides.html, out being build/slides/ or build/slides/ja/
@@ -27,6 +28,8 @@ CHAPTER = "[0-9][0-9]_*"                    # how a chapter's files are named: N
 START = "00_start_here"                     # chapter 0: the start page (the map of the series), no code of its own
 NOTEBOOKS = "notebooks"                     # the English chapters; the Japanese ones in notebooks/ja/
 DECKS = PurePath("build", "slides")         # `make slides`' decks (tools/slides.py)
+PARTS = ("00", "06", "11")                  # each part's first chapter: the two discussions (0-5), practice (6-10),
+                                            # the frontier (11 on); a new chapter joins the last part
 
 
 def _edition(edition: object) -> str:
@@ -75,6 +78,15 @@ def chapters(edition: str = "en", root: Path = ROOT) -> list[Path]:
 def every_chapter(root: Path = ROOT) -> list[Path]:
     """The chapters of both editions: the English ones in order, then the Japanese ones."""
     return [path for edition in EDITIONS for path in chapters(edition, root)]
+
+
+def parts(paths: list[Path]) -> list[list[Path]]:
+    """The chapters `paths` (in order) grouped into the series' parts (PARTS): the chapter map, the READMEs' chapter
+    lists and the site's table of contents show the same three groups. A part with none of them is an empty list."""
+    groups: list[list[Path]] = [[] for _ in PARTS]
+    for path in paths:
+        groups[sum(number(path) >= first for first in PARTS) - 1].append(path)
+    return groups
 
 
 def start(edition: str = "en", root: Path = ROOT) -> Path:

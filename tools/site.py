@@ -8,7 +8,9 @@ ipywidgets scripts (from a CDN) are turned off. Two builds, one per edition, fro
 (sphinx_config): build/site/en/ from notebooks/, build/site/ja/ from notebooks/ja/ (language "ja": Sphinx's
 search splits Japanese words with its bundled TinySegmenter), and build/site/index.html to choose one.
 
-Each edition's pages (pages()): every chapter, the cheat sheet, the glossary (each edition's glossary.md), and a
+Each edition's pages (pages()): every chapter (the table of contents groups them in the series' three parts,
+series.parts), the cheat sheet (one printable A4 page: site_theme/static/print.css), the reference page beside it,
+the glossary (each edition's glossary.md), and a
 page on how to run the series (Binder, Colab, locally), written here from tools/links.py, the one place of the
 repository slug and of the site's address. Before Sphinx reads a chapter, a copy of it is changed (prepare_notebook):
 - the Colab set-up cell is dropped, and the Colab/Binder badge cell (pictures from the web) becomes plain links;
@@ -51,19 +53,22 @@ EDITIONS = {edition: series.notebooks(edition) for edition in series.EDITIONS}  
 LABELS = {"en": "English", "ja": "日本語"}
 TITLES = {"en": "Attention masks, settled", "ja": "アテンションマスク、これで決着"}
 ROOT_DOC = series.START
-REFERENCE = ("cheatsheet", "glossary", "run")   # the pages after the chapters, in this order
+REFERENCE = ("cheatsheet", "reference", "glossary", "run")   # the pages after the chapters, in this order
+PRINT_MARK = '<div class="print-one-page"></div>'   # print.css lays out a page holding it on one A4 sheet
 EXPLORERS_DIR = "explorers"                      # next to en/ and ja/: the static explorers both editions embed
 RAW_ANCHOR = re.compile(r'<a id="([\w\-]+)"></a>')   # the glossary's anchors: MyST cannot link to raw HTML
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LOCAL_LINK = re.compile(r"\]\((?!https?:|mailto:|#)([^)\s]+)\)")
 TWIN_LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\((?!https?:|mailto:|#)([^)\s]+)\)")   # [text](target), no image
 WORDS = {
-    "en": {"chapters": "Chapters", "reference": "Reference", "twin": "This page in English",
+    "en": {"parts": ("Part 1: the two discussions", "Part 2: practice", "Part 3: the frontier"),
+           "reference": "Reference", "twin": "This page in English",
            "launch": "Run this chapter: {colab} · {binder} · <a href=\"run.html\">on your machine</a>",
            "explorer": "A static explorer: every view was computed in advance, so it moves here with no kernel. "
                        "The live one recomputes as you move it: run the chapter. ",
            "open": "Open it on its own page"},
-    "ja": {"chapters": "各章", "reference": "資料", "twin": "このページの日本語版",
+    "ja": {"parts": ("第 1 部：2 つの議論", "第 2 部：実践", "第 3 部：最前線"),
+           "reference": "資料", "twin": "このページの日本語版",
            "launch": "この章を実行する：{colab} · {binder} · <a href=\"run.html\">手元で</a>",
            "explorer": "静的エクスプローラ：すべての表示をあらかじめ計算してあるため、カーネルなしでここで動く。"
                        "操作に応じて計算し直すライブ版は、章を実行すると使える。",
@@ -168,11 +173,17 @@ def explorer_html(edition: str, stem: str, index: int) -> str:
 
 
 def toctree(edition: str, names: list[str]) -> str:
-    """The hidden tables of contents (chapter 0's last cell): the chapters, then the reference pages."""
+    """The hidden tables of contents (chapter 0's last cell): the chapters by part (series.parts: chapter 0 is
+    "self"), then the reference pages. A part with none of `names` gets no table."""
     words = WORDS[edition]
-    chapters = [n for n in names if n not in REFERENCE and n != ROOT_DOC]
-    return (f"```{{toctree}}\n:hidden:\n:caption: {words['chapters']}\n\nself\n" + "\n".join(chapters) + "\n```\n\n"
-            f"```{{toctree}}\n:hidden:\n:caption: {words['reference']}\n\n" + "\n".join(REFERENCE) + "\n```\n")
+    chapters = [PurePath(f"{n}.ipynb") for n in names if n not in REFERENCE]
+    trees = []
+    for caption, part in zip(words["parts"], series.parts(chapters), strict=True):
+        if part:
+            entries = ["self" if p.stem == ROOT_DOC else p.stem for p in part]
+            trees.append(f"```{{toctree}}\n:hidden:\n:caption: {caption}\n\n" + "\n".join(entries) + "\n```\n")
+    trees.append(f"```{{toctree}}\n:hidden:\n:caption: {words['reference']}\n\n" + "\n".join(REFERENCE) + "\n```\n")
+    return "\n".join(trees)
 
 
 def prepare_notebook(nb: nbformat.NotebookNode, edition: str, notebook: str,
@@ -208,6 +219,13 @@ def prepare_notebook(nb: nbformat.NotebookNode, edition: str, notebook: str,
         cells.append(nbformat.v4.new_markdown_cell(toctree(edition, names or pages(edition)), id="site-toctree"))
     nb.cells = cells
     return nb
+
+
+def one_page(source: str) -> str:
+    """A page printed on one sheet (the cheat sheet): its markdown with PRINT_MARK under the title, which
+    site_theme/static/print.css looks for (body:has(.print-one-page))."""
+    title, _, rest = source.partition("\n")
+    return f"{title}\n\n{PRINT_MARK}\n{rest}"
 
 
 def glossary_source(edition: str) -> str:
@@ -319,7 +337,9 @@ def prepare(edition: str, src: Path, chapters: list[str] | None = None) -> list[
         notebook = links.relative(path)
         nb = prepare_notebook(nbformat.read(path, as_version=4), edition, notebook, names)
         write_if_changed(src / path.name, nbformat.writes(nb) + "\n")
-    write_if_changed(src / "cheatsheet.md", markdown(edition, (EDITIONS[edition] / "cheatsheet.md").read_text(
+    write_if_changed(src / "cheatsheet.md", markdown(edition, one_page((EDITIONS[edition] / "cheatsheet.md").read_text(
+        encoding="utf-8"))))
+    write_if_changed(src / "reference.md", markdown(edition, (EDITIONS[edition] / "reference.md").read_text(
         encoding="utf-8")))
     write_if_changed(src / "glossary.md", markdown(edition, glossary_source(edition)))
     write_if_changed(src / "run.md", run_source(edition, found))
@@ -368,7 +388,7 @@ def sphinx_config(edition: str) -> dict:
         "html_theme": "furo",
         "html_static_path": [str(THEME / "static")],
         "templates_path": [str(THEME / "templates")],
-        "html_css_files": ["cjk.css", "site.css", "katex/katex.min.css"],
+        "html_css_files": ["cjk.css", "site.css", "print.css", "katex/katex.min.css"],
         "html_js_files": ["site.js"],
         "html_sidebars": {"**": ["sidebar/brand.html", "sidebar/language.html", "sidebar/search.html",
                                  "sidebar/scroll-start.html", "sidebar/navigation.html", "sidebar/scroll-end.html"]},

@@ -20,6 +20,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--no-first-run"]
 VIEWPORT = {"width": 1366, "height": 1000}
+SITE_CHAPTERS = ["00", "02"]   # the small site the site tests build once (conftest's small_site): every kind of page
 
 
 EXTERNAL = re.compile(r"^https?://(?!127\.0\.0\.1[:/]|localhost[:/])")

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from browserlib import NOTEBOOKS, ROOT, chromium_with_fonts, new_page, require_chromium
+from browserlib import NOTEBOOKS, ROOT, SITE_CHAPTERS, chromium_with_fonts, new_page, require_chromium
 
-from tools import dev, series
+from tools import dev, series, site
 
 
 def free_port() -> int:
@@ -233,3 +233,11 @@ def artifacts() -> Path:
     artifacts = ROOT / "test-artifacts" / "browser"
     artifacts.mkdir(parents=True, exist_ok=True)
     return artifacts
+
+
+@pytest.fixture(scope="package")
+def small_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[str]]]:
+    """The small book site (chapters SITE_CHAPTERS and every other page, both editions), built once for the site
+    tests and the print test: (its folder, each edition's Sphinx warnings)."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    return out, site.build(out, SITE_CHAPTERS)

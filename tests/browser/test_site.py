@@ -14,11 +14,11 @@ import re
 from pathlib import Path
 
 import pytest
-from browserlib import ROOT, offline_page
+from browserlib import ROOT, SITE_CHAPTERS, offline_page
 
 from tools import site
 
-CHAPTERS = ["00", "02"]
+CHAPTERS = SITE_CHAPTERS
 LEFT_OUT = re.compile(r"\b(0[13-9]|1\d)_\w+\.ipynb")   # links to the chapters the small site leaves out
 PHONE = {"width": 375, "height": 812}
 DESKTOP = {"width": 1366, "height": 900}
@@ -26,9 +26,8 @@ ASSET = re.compile(r"<(?:script|img|iframe|source|link(?![^>]*rel=\"canonical\")
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[str]]]:
-    out = tmp_path_factory.mktemp("site") / "site"
-    return out, site.build(out, CHAPTERS)
+def built(small_site) -> tuple[Path, dict[str, list[str]]]:
+    return small_site   # conftest's build of CHAPTERS, shared with test_print.py
 
 
 @pytest.fixture(scope="module")
