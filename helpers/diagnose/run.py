@@ -24,7 +24,8 @@ from helpers.language import Bilingual, say
 from helpers.masks import key_padding_mask
 
 Cache = Callable[[int], list[tuple[str, str]]]   # seed -> [(where, what was measured)] for each mismatch
-SIDES_JA = {"right": "右", "left": "左", "both": "左右両側の"}   # a padding side, in a Japanese message
+RUN_ON_SIDE_JA = {"right": "右パディングで実行すると", "left": "左パディングで実行すると",   # a padding side, in a
+                  "both": "左右どちらのパディングで実行しても"}                             # Japanese message
 LONGEST_PATTERN = 64   # tokens: a window that needs more to show its end is checked as causal (infer_mask is L^2)
 
 
@@ -245,7 +246,7 @@ def _padding(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, see
     """check_padding_invariance on batches of 3 and on a padded item alone; then, if the model takes position ids,
     the left-padded check without them (the position-ids warning)."""
     outcome = "passed"
-    alone = say("a padded item alone (batch size 1)", "単独のサンプルのパディング（バッチサイズ 1）")
+    alone = say("a padded item alone (batch size 1)", "パディングしたサンプル単独（バッチサイズ 1）")
     for batch_size, label in ((3, say("padded batches", "パディングしたバッチ")), (1, alone)):
         report = check_padding_invariance(attn, embed_dim=E, padding_side=padding_side, max_len=L, seed=seed,
                                           dtype=dtype, pooled=s.pooled, batch_size=batch_size,
@@ -261,7 +262,7 @@ def _padding(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, see
             measured = say(
                 f"Real-token outputs depend on the padding in {label} ({padding_side} padding): worst difference "
                 f"{report.worst_diff:.2g} ({report.tolerance}); first failure: {report.first_failure}.",
-                f"{label}（{SIDES_JA[padding_side]}パディング）で、実トークンの出力がパディングに依存する。最大の差 "
+                f"{label}を{RUN_ON_SIDE_JA[padding_side]}、実トークンの出力がパディングに依存する。最大の差 "
                 f"{report.worst_diff:.2g}（{report.tolerance}）、最初の失敗：{report.first_failure}。")
         if not any(f.code == code and f.where == s.where for f in diagnosis.findings):
             diagnosis.findings.append(finding(code, s.where, measured))
