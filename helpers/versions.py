@@ -35,7 +35,8 @@ MEASURED_BUILD = "CPU build"   # the stored outputs' build
 CELLS: dict[str, tuple[tuple[str, str, Bilingual], ...]] = {
     "sdpa mask with is_causal": (
         ("07", "7c1e0a0a", Bilingual("the is_causal hint, path by path", "is_causal のヒントをコードパスごとに")),
-        ("13", "s4-trap-run", Bilingual("the prefix-LM trap", "プレフィックス LM の罠")),
+        ("13", "s4-both", Bilingual("the prefix-LM trap, release by release",
+                                     "プレフィックス LM の罠をリリースごとに")),
         ("14", "s1-run", Bilingual("three places that decide", "決める 3 つの場所"))),
     "nested is_causal": (
         ("10", "e5d14942", Bilingual("nested tensors and is_causal", "ネストテンソルと is_causal")),),

@@ -180,12 +180,14 @@ def test_a_finding_message_says_what_where_how_much_and_the_usual_cause():
 
 
 def test_the_japanese_report_says_its_own_words():
-    """In Japanese: real tokens are 実トークン, a padding side reads 右パディングで実行すると … or 左右どちらのパディングで実行しても, a given expectation is
+    """In Japanese: real tokens are 実トークン, a padding side reads 右パディングで実行すると … or
+    左右どちらのパディングで実行しても, a given expectation is
     「expect= で指定」, a list's 'more' is Japanese, and a finding's part of the model is followed by 「：」."""
     with speaking("ja"):
         text = str(diagnose(Attn(bug="no mask at batch size 1"), expect="bidirectional"))
         pattern = str(diagnose(Attn(), expect="causal"))
-    assert "本物" not in text and "実トークンの出力" in text and "パディングしたサンプル単独（バッチサイズ 1）を左右どちらのパディングで実行しても、" in text
+    assert "本物" not in text and "実トークンの出力" in text
+    assert "パディングしたサンプル単独（バッチサイズ 1）を左右どちらのパディングで実行しても、" in text
     assert "（expect= で指定）" in text and "given expect=" not in text and "[pad-leak] model：" in text
     assert "、…（ほか " in pattern and "more)" not in pattern
     from helpers.diagnose.report import CAUSES

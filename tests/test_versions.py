@@ -77,4 +77,5 @@ def test_check_versions_names_the_cells_whose_result_is_not_the_stored_one(monke
     assert out[0] == "torch 2.14.1" and len(out) == 5 and all(line.startswith(versions.DIFFERS.en) for line in out[1:])
     monkeypatch.setenv("ATTENTION_MASKS_LANGUAGE", "ja")
     assert versions.differing_cells("2.14.1")[1] == (
-        "第 13 章「プレフィックス LM の罠」（セル s4-trap-run）は、ここでは refused、保存された出力では both apply")
+        "第 13 章「プレフィックス LM の罠をリリースごとに」（セル s4-both）は、ここでは refused、"
+        "保存された出力では both apply")
