@@ -97,8 +97,8 @@ LABELS_JA = {
     "slow path, dead row ->": "低速パス、死んだ行 →",
     "ordinary": "普通の値",
     "ordinary values": "普通の値",
-    "out_proj.bias (0 before out_proj)": "out_proj.bias（out_proj の前は 0）",
-    "0 before out_proj: the output is out_proj.bias": "out_proj の前は 0：出力は out_proj.bias",
+    "zero, shows as out_proj.bias": "0（出力は out_proj.bias）",
+    "zero before out_proj: the output is out_proj.bias": "out_proj の前で 0：出力は out_proj.bias",
     "item 0, left padding + causal: what each setting returns per query row":
         "サンプル 0、左パディング + 因果：各設定がクエリの行ごとに返すもの",
     "left padding + causal: 1 = blocked (hatched)": "左パディング + 因果：1 = 遮断（斜線）",
@@ -187,7 +187,7 @@ def fast_setup() -> Setup:
         words = torch.randn(3, E)                                       # 犬 猫 鳥
         pad, other = torch.randn(1, E), torch.randn(5, E)              # one pad vector; item 1
         mha = nn.MultiheadAttention(E, HEADS, batch_first=True, dropout=0.0)
-        nn.init.normal_(mha.out_proj.bias)                              # "0 before out_proj" shows as the bias
+        nn.init.normal_(mha.out_proj.bias)                              # zero before out_proj shows as the bias
         layer = nn.TransformerEncoderLayer(E, HEADS, dim_feedforward=8, dropout=0.0, batch_first=True)
         encoder = nn.TransformerEncoder(layer, num_layers=1)            # enable_nested_tensor=True (default)
     x = torch.stack([torch.cat([words, pad, pad]), other])
@@ -288,13 +288,13 @@ def fast_output(path: str, padding: str, mode: str, causal: bool, masks: str = "
 
 
 def _kind(row: torch.Tensor, bias: torch.Tensor) -> str:
-    """One output row in words: NaN, zeros, out_proj.bias (0 before out_proj), or ordinary numbers."""
+    """One output row in words: NaN, exact zeros, zero before out_proj (shown as out_proj.bias), or ordinary."""
     if row.isnan().all():
         return "NaN"
     if (row == 0).all():
         return say("exact zeros", "ちょうど 0")
     if torch.allclose(row, bias, atol=1e-6, rtol=0):
-        return label("out_proj.bias (0 before out_proj)")
+        return label("zero, shows as out_proj.bias")
     return label("ordinary values")
 
 

@@ -127,12 +127,12 @@ EXPECTED: dict[str, list[Move]] = {
     "07": [  # fast_paths_explorer: 8 hatched cells = 2 pad rows x 4 output features
         Move("masks", kind="toggle", option="float", before="MHA, need_weights=False, eval + no_grad, bool masks, "
              "left padding + causal: rows with no visible key [0, 1] -> NaN (fast path: native MHA)",
-             after="float masks, left padding + causal: rows with no visible key [0, 1] -> out_proj.bias "
-             "(0 before out_proj) (no fast path)", masked=8),
+             after="float masks, left padding + causal: rows with no visible key [0, 1] -> zero, "
+             "shows as out_proj.bias (no fast path)", masked=8),
         Move("masks", kind="toggle", option="bool",
              after="bool masks, left padding + causal: rows with no visible key [0, 1] -> NaN (fast path: native MHA)"),
         Move("mode", kind="dropdown", option="eval, grad on",
-             after="rows with no visible key [0, 1] -> out_proj.bias (0 before out_proj) (no fast path)", masked=8),
+             after="rows with no visible key [0, 1] -> zero, shows as out_proj.bias (no fast path)", masked=8),
         Move("path", kind="dropdown", option="nn.TransformerEncoder", after="nn.TransformerEncoder, eval, grad on, "
              "bool masks, left padding + causal: rows with no visible key [0, 1] -> ordinary values (no fast path)"),
         Move("padding", kind="toggle", option="right",

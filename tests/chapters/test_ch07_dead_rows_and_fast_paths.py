@@ -32,7 +32,7 @@ from tests.chapters import accepts_every_form, refuses_the_wrong_kind
 
 MANUAL_INF, MANUAL_MIN, SDPA, MHA_WEIGHTS, MHA, ENCODER = FAST_PATHS
 TRAINING, EVAL_GRAD, NO_GRAD, FROZEN = FAST_MODES
-BIAS = "out_proj.bias (0 before out_proj)"
+BIAS = "zero, shows as out_proj.bias"
 
 
 def test_spy_counts_and_restores():
@@ -159,9 +159,9 @@ def test_explorer_updates():
     summary = box.summary
     assert summary.value.endswith("[0, 1] -&gt; NaN (fast path: native MHA)")
     masks.value = "float"
-    assert summary.value.endswith("[0, 1] -&gt; out_proj.bias (0 before out_proj) (no fast path)")
+    assert summary.value.endswith("[0, 1] -&gt; zero, shows as out_proj.bias (no fast path)")
     masks.value, mode.value = "bool", EVAL_GRAD
-    assert summary.value.endswith("[0, 1] -&gt; out_proj.bias (0 before out_proj) (no fast path)")
+    assert summary.value.endswith("[0, 1] -&gt; zero, shows as out_proj.bias (no fast path)")
     path.value, padding.value, causal.value, mode.value = ENCODER, "right", False, FROZEN
     assert summary.value.endswith("pad rows [3, 4] -&gt; exact zeros (fast path: nested tensor + fused encoder layer)")
 
@@ -294,7 +294,7 @@ def test_the_japanese_edition_names_the_paths_in_japanese():
         assert box.controls["mode"]._options_labels[1] == "評価モード、勾配あり"
         assert box.controls["mode"].value == "eval + no_grad" and box.controls["padding"].value == "left"
         box.controls["mode"].value = "eval, grad on"
-        assert box.summary.value.endswith("→ out_proj.bias（out_proj の前は 0）（高速パスなし）")
+        assert box.summary.value.endswith("→ 0（出力は out_proj.bias）（高速パスなし）")
     assert fast_run(MHA, "left", "eval + no_grad", True).ran == "fast path: native MHA"
     assert ch07.label("slow path") == "slow path"
     with pytest.raises(ValueError, match="text must be one of"):
