@@ -198,12 +198,20 @@ def test_the_kernel_sockets_are_encrypted_so_ipykernel_does_not_warn(tmp_path: P
     from jupyter_client.manager import KernelManager
     from traitlets.config.loader import JSONFileConfigLoader
 
+    assert dev.has_curve() and dev.has_curve(sys.executable)
     dev.jupyter_config(tmp_path)
     config = JSONFileConfigLoader("jupyter_server_config.json", str(tmp_path)).load_config()
     manager = KernelManager(config=config, kernel_name="python3")
     assert manager.transport_encryption == "auto"
     assert "curve" in KernelSpecManager().get_kernel_spec("python3").metadata.get("supported_encryption", [])
     assert manager._kernel_supports_curve_encryption()
+
+
+def test_no_encryption_setting_where_pyzmq_cannot_encrypt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """jupyter_client raises on transport_encryption "auto" without CurveZMQ: the setting is left out there."""
+    monkeypatch.setattr(dev, "has_curve", lambda python=None: False)
+    dev.jupyter_config(tmp_path)
+    assert "KernelManager" not in json.loads((tmp_path / "jupyter_server_config.json").read_text())
 
 
 def test_trust_signs_the_work_copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

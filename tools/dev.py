@@ -176,11 +176,26 @@ LAB_SETTINGS = {
 }
 # ... and the server's options, from <config dir>/jupyter_server_config.json: jupyter-lsp comes with JupyterLab,
 # but the series uses no language server (JupyterLab's LSP features are off by default), and its autodetection
-# only logs the ~20 servers it did not find. The kernel's sockets are encrypted (CurveZMQ keys that the server
-# makes for each kernel whose kernelspec declares it, as ipykernel's does): without it, ipykernel warns "Kernel
-# is running over TCP without encryption" in the terminal on every kernel start ("auto": a kernel that cannot
-# still starts, unencrypted, as before).
-SERVER_CONFIG = {"LanguageServerManager": {"autodetect": False}, "KernelManager": {"transport_encryption": "auto"}}
+# only logs the ~20 servers it did not find.
+SERVER_CONFIG = {"LanguageServerManager": {"autodetect": False}}
+# The kernels' sockets encrypted: the server makes CurveZMQ keys for each kernel whose kernelspec declares it, as
+# ipykernel's does ("auto": a kernel that does not still starts, unencrypted, as before). Without it, ipykernel
+# warns "Kernel is running over TCP without encryption" in the terminal on every kernel start. Written only when
+# the lab's pyzmq has CurveZMQ (PyPI's wheels and conda-forge's builds do): jupyter_client refuses "auto" without
+# it, and its kernels would not start at all.
+ENCRYPTED_KERNELS = {"KernelManager": {"transport_encryption": "auto"}}
+HAS_CURVE = "import sys, zmq; sys.exit(0 if zmq.has('curve') else 1)"
+
+
+def has_curve(python: str | Path | None = None) -> bool:
+    """Whether `python`'s pyzmq (this process's if None) can encrypt with CurveZMQ."""
+    if python is None:
+        try:
+            import zmq
+        except ImportError:
+            return False
+        return bool(zmq.has("curve"))
+    return subprocess.run([str(python), "-c", HAS_CURVE], cwd=ROOT, capture_output=True).returncode == 0
 
 
 def _merge_json(path: Path, values: dict) -> None:
@@ -193,12 +208,14 @@ def _merge_json(path: Path, values: dict) -> None:
 
 
 def jupyter_config(config_dir: str | Path, python: str | Path | None = None) -> Path:
-    """The series' Jupyter configuration in `config_dir` (a JUPYTER_CONFIG_DIR): LAB_SETTINGS, SERVER_CONFIG and
-    custom/custom.css with the Japanese web font (tools/lab_font.py's subset, inlined by helpers/cjk_font.py,
-    written by `python`, which must import helpers; this process if None). Returns `config_dir`."""
+    """The series' Jupyter configuration in `config_dir` (a JUPYTER_CONFIG_DIR): LAB_SETTINGS, SERVER_CONFIG (and
+    ENCRYPTED_KERNELS where `python` has CurveZMQ) and custom/custom.css with the Japanese web font
+    (tools/lab_font.py's subset, inlined by helpers/cjk_font.py), written by `python`, which must import helpers
+    (this process if None). Returns `config_dir`."""
     config_dir = Path(config_dir)
     _merge_json(config_dir / "labconfig" / "default_setting_overrides.json", LAB_SETTINGS)
-    _merge_json(config_dir / "jupyter_server_config.json", SERVER_CONFIG)
+    _merge_json(config_dir / "jupyter_server_config.json",
+                {**SERVER_CONFIG, **(ENCRYPTED_KERNELS if has_curve(python) else {})})
     if python is None:
         from helpers.cjk_font import install_jupyter_css
 
