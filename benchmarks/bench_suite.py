@@ -19,6 +19,8 @@ made for their own paths; then the suite runs there. A stand-in for chapters 11-
 --check NN: `make check CH=NN` instead (one chapter's loop), wall time and the slowest tests.
 --fresh-clone: what CI does. Clone this checkout's HEAD into a temporary folder and run `.ci/run` there, which
 builds the venv from scratch and runs `make test`; print its wall time.
+--record KEY: also write the median wall time (the fresh clone's wall time) to benchmarks/results.json as
+record KEY, with the date and this machine (benchmarks/results.py): the figures the README states cite it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # a script in benchmarks/: the repository's conftest.py and tools/
+import results  # noqa: E402  (benchmarks/results.py: benchmarks/ is on sys.path when a script here runs)
+
 from conftest import unit_of  # noqa: E402  (what a worker gets whole)
 from tools import series  # noqa: E402
 from tools.dev import LINTED, check_command, test_command, unit_command  # noqa: E402
@@ -92,7 +96,7 @@ def with_extra_chapters(root: Path, n: int) -> None:
     subprocess.run([sys.executable, "-m", "tools.links"], cwd=root, check=True, capture_output=True)
 
 
-def fresh_clone() -> int:
+def fresh_clone(key: str = "") -> int:
     with tempfile.TemporaryDirectory() as tmp:
         clone = Path(tmp) / "clone"
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
@@ -102,6 +106,9 @@ def fresh_clone() -> int:
     tail = "\n".join(done.stdout.strip().splitlines()[-3:])
     print(f"fresh clone, .ci/run: {wall:.0f} s wall, exit code {done.returncode}\n{tail}")
     print(f"(load average now {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
+    if key and done.returncode == 0:
+        results.record(key, "a fresh clone's .ci/run (venv built from scratch, then make test), wall time", wall,
+                       "benchmarks/bench_suite.py --fresh-clone")
     return done.returncode
 
 
@@ -113,9 +120,10 @@ def main() -> int:
     parser.add_argument("--extra-chapters", type=int, default=0)
     parser.add_argument("--unit", action="store_true")
     parser.add_argument("--check", metavar="NN", default="")
+    parser.add_argument("--record", metavar="KEY", default="", help="write the result to benchmarks/results.json")
     args = parser.parse_args()
     if args.fresh_clone:
-        return fresh_clone()
+        return fresh_clone(args.record)
     if args.extra_chapters:
         with tempfile.TemporaryDirectory() as tmp:
             copy = Path(tmp) / "copy"
@@ -149,6 +157,11 @@ def main() -> int:
     for unit, seconds in sorted(units.items(), key=lambda item: -item[1])[:15]:
         print(f"  {seconds:6.1f}  {unit}")
     print(f"(load average now {os.getloadavg()[0]:.2f})")
+    if args.record:
+        what = f"make {command}{f' CH={args.check}' if args.check else ''}, wall time, median of {args.repeats}"
+        script = " ".join(["benchmarks/bench_suite.py", *sys.argv[1:]])
+        entry = results.record(args.record, what, statistics.median(walls), script)
+        print(f"recorded {args.record}: {entry}")
     return 0
 
 

@@ -6,8 +6,9 @@ empty boxes. `css(text)` returns an @font-face rule whose font is a subset of IP
 matplotlib-fontja ships, IPA Font License) cut down to the series' few CJK characters and those in `text`,
 inlined as a data URI (about 4 kB for the series' 19 characters, shipped pre-cut as cjk_font.woff; the
 alternative, Debian's fonts-noto-cjk, is a 57 MB download). `FAMILY` is its name for a font-family list.
-`page_css()` adds the font to JupyterLab's code and prose fonts; `install_jupyter_css(config_dir)` writes it
-as JupyterLab's custom.css (`make lab`, Binder).
+`page_css()` adds the font to JupyterLab's code and prose fonts; `install_jupyter_css(config_dir, font)` writes it
+as JupyterLab's custom.css (`make lab`, Binder), there with the bigger subset of tools/lab_font.py, which covers
+every character of the Japanese edition (its prose and headings too, not only the tables).
 """
 
 from __future__ import annotations
@@ -63,25 +64,52 @@ def _shipped() -> bytes:
     return SHIPPED.read_bytes()
 
 
+def _ranges(chars: str) -> str:
+    """A unicode-range value for `chars` (sorted, distinct): runs of consecutive code points as U+A-B."""
+    codes, runs = sorted({ord(c) for c in chars}), []
+    for code in codes:
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return ",".join(f"U+{a:X}" if a == b else f"U+{a:X}-{b:X}" for a, b in runs)
+
+
+def _face(data: bytes, ranges: str, note: str) -> str:
+    return (f"/* {note} */@font-face{{font-family:'{FAMILY}';src:url(data:font/woff;base64,"
+            f"{base64.b64encode(data).decode('ascii')}) format('woff');unicode-range:{ranges};"
+            "font-display:block}")
+
+
 def css(text: str = "") -> str:
     """An @font-face rule for FAMILY covering the series' CJK characters and any in `text`."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     chars = "".join(sorted(set(SERIES_CHARS) | {c for c in text if _is_cjk(c)}))
-    data = base64.b64encode(_shipped() if chars == SERIES_CHARS else _subset_woff(chars)).decode("ascii")
+    data = _shipped() if chars == SERIES_CHARS else _subset_woff(chars)
     ranges = ",".join(f"U+{ord(c):X}" for c in chars)
-    return (f"/* glyphs from IPAexGothic (IPA Font License v1.0), cut to {chars} */"
-            f"@font-face{{font-family:'{FAMILY}';src:url(data:font/woff;base64,{data}) format('woff');"
-            f"unicode-range:{ranges};font-display:block}}")
+    return _face(data, ranges, f"glyphs from IPAexGothic (IPA Font License v1.0), cut to {chars}")
 
 
-def page_css() -> str:
-    """css() plus FAMILY appended to JupyterLab's code and prose font lists (for custom.css).
+def font_face(font: Path) -> str:
+    """An @font-face rule for FAMILY from a WOFF file (tools/lab_font.py's subset for JupyterLab), covering the
+    characters it has glyphs for."""
+    from fontTools.ttLib import TTFont
+
+    font = Path(font)
+    chars = "".join(chr(code) for code in sorted(TTFont(font, lazy=True).getBestCmap()))
+    note = f"{font.name}: {len(chars)} characters of IPAexGothic (IPA Font License v1.0, beside the font)"
+    return _face(font.read_bytes(), _ranges(chars), note)
+
+
+def page_css(font: Path | None = None) -> str:
+    """css() (or, with `font`, font_face(font): the JupyterLab subset of the whole Japanese edition) plus FAMILY
+    appended to JupyterLab's code and prose font lists (for custom.css).
 
     A hidden line of the characters loads the font with the page: Chromium may leave the first text it
     shaped while the font was still loading as empty boxes, so the font must be ready before any output.
     """
-    return (css() + "\nbody{"
+    return ((css() if font is None else font_face(font)) + "\nbody{"
             f"--jp-code-font-family:var(--jp-code-font-family-default),'{FAMILY}';"
             "--jp-content-font-family:system-ui,-apple-system,blinkmacsystemfont,'Segoe UI',helvetica,arial,"
             f"sans-serif,'{FAMILY}'}}\n"
@@ -89,13 +117,13 @@ def page_css() -> str:
             "top:0;visibility:hidden}\n")
 
 
-def install_jupyter_css(config_dir: Path) -> Path:
-    """Write page_css() to <config_dir>/custom/custom.css and turn on JupyterLab's custom CSS in
+def install_jupyter_css(config_dir: Path, font: Path | None = None) -> Path:
+    """Write page_css(font) to <config_dir>/custom/custom.css and turn on JupyterLab's custom CSS in
     <config_dir>/jupyter_lab_config.json (other settings in that file are kept)."""
     config_dir = Path(config_dir)
     custom = config_dir / "custom" / "custom.css"
     custom.parent.mkdir(parents=True, exist_ok=True)
-    custom.write_text(page_css(), encoding="utf-8")
+    custom.write_text(page_css(font), encoding="utf-8")
     settings = config_dir / "jupyter_lab_config.json"  # LabApp reads this one (not jupyter_server_config.d)
     config = json.loads(settings.read_text(encoding="utf-8")) if settings.exists() else {}
     config.setdefault("LabApp", {})["custom_css"] = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -72,6 +73,30 @@ def test_setup_reinstalls_torch_when_a_torch_index_is_asked_for_later(tmp_path: 
     assert calls == []
 
 
+@pytest.mark.parametrize("index", ["", "cpu"])
+def test_setup_says_what_it_downloads_first_and_shows_pips_progress(index: str, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture):
+    """Before the first pip call: torch's build and size, the other pins by name, about how long it took here; then
+    pip without --quiet (its download progress shows), except for pip's own upgrade."""
+    python = tmp_path / "python"
+    python.write_text("")
+    printed_before = []
+    monkeypatch.setattr(dev, "STAMP", tmp_path / ".installed")
+    monkeypatch.setattr(dev, "venv_python", lambda: python)
+    monkeypatch.setattr(dev, "run", lambda *command, **kwargs: printed_before.append(
+        ([str(c) for c in command], capsys.readouterr().out)))
+    dev.setup(index)
+    (first, said), *later = printed_before
+    assert said == dev.setup_plan(index) + "\n"
+    assert ("about 200 MB" if index == "cpu" else "several GB") in said
+    assert "jupyterlab" in said and "transformers" in said and "235 s" in said
+    installs = [call for call, _ in printed_before if "install" in call and "--upgrade" not in call]
+    assert installs and not [call for call in installs if "--quiet" in call or "-q" in call]
+    with pytest.raises(ValueError, match="torch_index"):
+        dev.setup_plan("cuda")
+
+
 def test_help_prints_the_description_once(capsys: pytest.CaptureFixture):
     with pytest.raises(SystemExit):
         dev.main(["--help"])
@@ -89,7 +114,8 @@ def test_jupyter_config(tmp_path: Path):
     server.write_text('{"ServerApp": {"iopub_msg_rate_limit": 1}, "LanguageServerManager": {"extra": 1}}')
     assert dev.jupyter_config(tmp_path) == tmp_path
     assert json.loads(server.read_text()) == {"ServerApp": {"iopub_msg_rate_limit": 1},
-                                              "LanguageServerManager": {"extra": 1, "autodetect": False}}
+                                              "LanguageServerManager": {"extra": 1, "autodetect": False},
+                                              "KernelManager": {"transport_encryption": "auto"}}
     assert (tmp_path / "custom" / "custom.css").is_file()
     assert json.loads((tmp_path / "jupyter_lab_config.json").read_text()) == {"LabApp": {"custom_css": True}}
     dev.jupyter_config(tmp_path)                              # again: the same files
@@ -128,7 +154,7 @@ def test_lab_command_prints_the_url_once():
     command = [str(c) for c in dev.lab_command("python", dev.ROOT / "my-notebooks" / "00_start_here.ipynb")]
     assert "--ServerApp.log_level=WARN" in command and "--LabApp.log_level=WARN" in command
     assert "--no-browser" in command and "--ServerApp.ip=127.0.0.1" in command
-    assert "--LabApp.default_url=/lab/tree/my-notebooks/00_start_here.ipynb" in command
+    assert "--LabApp.default_url=/lab/workspaces/attention-masks-en/tree/my-notebooks/00_start_here.ipynb" in command
     assert not [c for c in command if "token" in c.lower()], "the token is JupyterLab's, generated, not on argv"
 
 
@@ -139,8 +165,11 @@ def test_lab_sets_up_work_copies_and_config(repo: Path, monkeypatch: pytest.Monk
     real = dev.jupyter_config
     monkeypatch.setattr(dev, "jupyter_config", lambda config_dir, python=None: real(config_dir))  # in-process
     monkeypatch.setattr(dev, "run", lambda *command, **kwargs: calls.append((command, kwargs)))
+    trusted = []
+    monkeypatch.setattr(dev, "trust", lambda python, notebooks, env: trusted.extend(notebooks))
     monkeypatch.delenv("JUPYTERLAB_SETTINGS_DIR", raising=False)
     dev.lab(Path(sys.executable))
+    assert trusted == sorted((repo / "my-notebooks").glob("*.ipynb")) and trusted
     (command, kwargs), = calls
     assert command[:3] == (Path(sys.executable), "-m", "jupyterlab")
     config = Path(kwargs["env"]["JUPYTER_CONFIG_DIR"])
@@ -148,6 +177,59 @@ def test_lab_sets_up_work_copies_and_config(repo: Path, monkeypatch: pytest.Monk
     assert (config / "labconfig" / "default_setting_overrides.json").is_file()
     assert {p.name for p in (repo / "my-notebooks").iterdir()} >= {"00_start_here.ipynb", "cheatsheet.md"}
     assert "my-notebooks/" in capsys.readouterr().out
+
+
+def test_each_edition_opens_in_its_own_workspace():
+    """Both editions have a 01_the_pad_question.ipynb: one workspace each, so they never open as two tabs of the
+    same name side by side."""
+    urls = {edition: next(str(c) for c in dev.lab_command("python", dev.ROOT / path) if "default_url" in str(c))
+            for edition, path in (("en", "my-notebooks/01_the_pad_question.ipynb"),
+                                  ("ja", "my-notebooks/ja/01_the_pad_question.ipynb"))}
+    assert urls["en"].endswith("/lab/workspaces/attention-masks-en/tree/my-notebooks/01_the_pad_question.ipynb")
+    assert urls["ja"].endswith("/lab/workspaces/attention-masks-ja/tree/my-notebooks/ja/01_the_pad_question.ipynb")
+    with pytest.raises(ValueError, match="edition"):
+        dev.workspace("fr")
+
+
+def test_the_kernel_sockets_are_encrypted_so_ipykernel_does_not_warn(tmp_path: Path):
+    """ipykernel warns "Kernel is running over TCP without encryption" unless the server hands it CurveZMQ keys,
+    which jupyter_client does with transport_encryption "auto" for a kernelspec that declares "curve"."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from traitlets.config.loader import JSONFileConfigLoader
+
+    assert dev.has_curve() and dev.has_curve(sys.executable)
+    dev.jupyter_config(tmp_path)
+    config = JSONFileConfigLoader("jupyter_server_config.json", str(tmp_path)).load_config()
+    manager = KernelManager(config=config, kernel_name="python3")
+    assert manager.transport_encryption == "auto"
+    assert "curve" in KernelSpecManager().get_kernel_spec("python3").metadata.get("supported_encryption", [])
+    assert manager._kernel_supports_curve_encryption()
+
+
+def test_no_encryption_setting_where_pyzmq_cannot_encrypt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """jupyter_client raises on transport_encryption "auto" without CurveZMQ: the setting is left out there."""
+    monkeypatch.setattr(dev, "has_curve", lambda python=None: False)
+    dev.jupyter_config(tmp_path)
+    assert "KernelManager" not in json.loads((tmp_path / "jupyter_server_config.json").read_text())
+
+
+def test_trust_signs_the_work_copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """JupyterLab logs "Notebook ... is not trusted" for a notebook with outputs that its signature store does not
+    know; the work copies are signed in the store of the lab's data directory."""
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "1", outputs=[nbformat.v4.new_output("display_data", {"text/html": "<b>x</b>"})])])
+    path = tmp_path / "01_a.ipynb"
+    nbformat.write(nb, path)
+    data = tmp_path / "data"
+    data.mkdir()
+    env = {**os.environ, "JUPYTER_DATA_DIR": str(data)}
+    assert not NotebookNotary(data_dir=str(data)).check_signature(nbformat.read(path, as_version=4))
+    dev.trust(sys.executable, [path], env)
+    assert NotebookNotary(data_dir=str(data)).check_signature(nbformat.read(path, as_version=4))
 
 
 @pytest.mark.parametrize("command", ["lab", "test", "unit"])

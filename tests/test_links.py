@@ -29,6 +29,28 @@ def test_readme_launch_links_are_the_ones_from_links_py(readme: str, start: str)
         assert f"[{name}]: {url}" in text, "run `python -m tools.links`"
     assert text.count("mybinder.org/v2/gh/") == 1, f"{readme} sets its Binder link in one place"
     assert (ROOT / start).is_file()
+    assert links.readme_launch_line(series.edition_of(start)) in text.splitlines(), "run `python -m tools.links`"
+
+
+REMOTE_IMAGE = re.compile(r"!\[[^\]]*\]\(https?://|<img[^>]+src=[\"']https?://")
+
+
+@pytest.mark.parametrize("path", [ROOT / "README.md", ROOT / "README.ja.md", *CHAPTERS],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_launch_links_say_they_need_the_published_repository_and_show_no_remote_image(path: Path):
+    """Offline (and before the repository is published) a badge picture is a broken image and a failed request;
+    the launch links are text, and each says where and when they work."""
+    if path.suffix == ".ipynb":
+        nb = nbformat.read(path, as_version=4)
+        [badge] = [cell for cell in nb.cells if cell.get("id") == links.BADGE_ID]
+        edition = series.edition_of(links.relative(path))
+        assert links.published_note(edition) in badge.source
+        assert f"github.com/{links.REPOSITORY}" in [c for c in nb.cells if c.get("id") == links.SETUP_ID][0].source
+        texts = [cell.source for cell in nb.cells if cell.cell_type == "markdown"]
+    else:
+        texts = [path.read_text(encoding="utf-8")]
+        assert links.published_note(series.edition_of(links.READMES[path.name])) in texts[0]
+    assert not [t for t in texts if REMOTE_IMAGE.search(t)], f"{path.name}: a picture from the web"
 
 
 @pytest.mark.parametrize("path", [ROOT / "README.md", ROOT / "README.ja.md", *CHAPTERS],

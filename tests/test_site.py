@@ -117,3 +117,10 @@ def test_links_out_of_the_notebooks_go_to_github():
     text = site.markdown("en", "[the module](../helpers/training.py), [ch. 1](01_the_pad_question.ipynb)")
     assert text == f"[the module]({links.source_url('helpers/training.py')}), [ch. 1](01_the_pad_question.ipynb)"
     assert site.markdown("ja", "[x](../../helpers/training.py)") == f"[x]({links.source_url('helpers/training.py')})"
+
+
+@pytest.mark.parametrize("edition", ["en", "ja"])
+def test_launch_links_say_they_need_the_published_repository(edition: str):
+    html = site.launch_links(edition, f"notebooks/{'ja/' if edition == 'ja' else ''}01_the_pad_question.ipynb")
+    assert f"<code>github.com/{links.REPOSITORY}</code>" in html and "<img" not in html
+    assert "`" not in html

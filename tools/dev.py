@@ -50,6 +50,7 @@ STAMP = VENV / ".installed"
 WORK = ROOT / "my-notebooks"
 MEASURED = (3, 11)
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+LAB_FONT = ROOT / "tools" / "fonts" / "series-ja-gothic.woff"  # JupyterLab's Japanese web font (tools/lab_font.py)
 HOW_TO_GET_PYTHON = """Python 3.11 is the version the chapters' outputs were measured on. To get it:
   Windows:        the python.org installer, then:  py -3.11 tools\\dev.py lab
   macOS:          brew install python@3.11  (or the python.org installer, or pyenv install 3.11)
@@ -84,6 +85,35 @@ def check_python() -> None:
               f"3.11; chapter 0 will warn.\n{HOW_TO_GET_PYTHON}", file=sys.stderr)
 
 
+# What the first set-up downloads, said before pip starts (sizes as this project measured them, 2026-12-02: the CPU
+# wheel of torch 2.13.0 is about 200 MB; the rest of .venv/lib/.../site-packages, torch left out, is about 950 MB
+# installed, playwright 165 MB and transformers 129 MB the largest; a fresh-clone `make lab` took 235 s on 2 cores
+# with the CPU torch, issue #40, 2026-12-01).
+TORCH_DOWNLOAD = {
+    "cpu": "torch {version}, the CPU-only build from PyTorch's CPU wheel index: about 200 MB",
+    "": ("torch {version} from the default index: on Linux the CUDA build with its nvidia-* libraries, several GB "
+         "(make lab TORCH_INDEX=cpu, or --torch-index cpu, gets the ~200 MB CPU build instead); on macOS and Windows "
+         "the CPU build, a few hundred MB"),
+}
+
+
+def setup_plan(torch_index: str = "") -> str:
+    """What setup() is about to download and install, and about how long it takes (printed before pip starts)."""
+    if torch_index not in TORCH_DOWNLOAD:
+        raise ValueError(f"torch_index must be one of {sorted(TORCH_DOWNLOAD)}, got {torch_index!r}")
+    names = [line.split("==")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+             if "==" in line.split("#")[0] and not line.startswith("torch==")]
+    return (f"Setting up {VENV.name}/ (the first time, or after requirements.txt or pyproject.toml changed). pip "
+            "downloads and installs:\n"
+            f"  - {TORCH_DOWNLOAD[torch_index].format(version=pinned('torch'))};\n"
+            f"  - the {len(names)} other pins of requirements.txt ({', '.join(names)}) and their dependencies: "
+            "about 950 MB once installed;\n"
+            "  - helpers/ itself, editable (nothing to download).\n"
+            "On this project's 2-core machine, with the CPU build of torch, a first `make lab` took about 4 minutes "
+            "(235 s); the CUDA build's several GB can take much longer on a slow connection. pip shows its progress "
+            "below; later runs skip all this.")
+
+
 def setup(torch_index: str = "") -> Path:
     """.venv with every pin installed (skipped while .venv/.installed is newer than the requirement files)."""
     python = venv_python()
@@ -93,15 +123,17 @@ def setup(torch_index: str = "") -> Path:
     # install) reinstalls torch from it; asking for none keeps whatever torch is there.
     if fresh and python.exists() and (not torch_index or STAMP.read_text().strip() == f"torch-index={torch_index}"):
         return python
+    print(setup_plan(torch_index), flush=True)
     if not python.exists():
         check_python()
         run(sys.executable, "-m", "venv", VENV)
     run(python, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    # no --quiet from here on: pip's download progress is the only sign of life during a multi-minute install
     if torch_index == "cpu":
-        run(python, "-m", "pip", "install", "--quiet", "--force-reinstall", "--no-deps", "--index-url", TORCH_CPU_INDEX,
+        run(python, "-m", "pip", "install", "--force-reinstall", "--no-deps", "--index-url", TORCH_CPU_INDEX,
             f"torch=={pinned('torch')}")
-    run(python, "-m", "pip", "install", "--quiet", "-r", "requirements.txt")
-    run(python, "-m", "pip", "install", "--quiet", "-e", ".[notebooks]")
+    run(python, "-m", "pip", "install", "-r", "requirements.txt")
+    run(python, "-m", "pip", "install", "-e", ".[notebooks]")
     STAMP.write_text(f"torch-index={torch_index}\n")
     return python
 
@@ -146,6 +178,24 @@ LAB_SETTINGS = {
 # but the series uses no language server (JupyterLab's LSP features are off by default), and its autodetection
 # only logs the ~20 servers it did not find.
 SERVER_CONFIG = {"LanguageServerManager": {"autodetect": False}}
+# The kernels' sockets encrypted: the server makes CurveZMQ keys for each kernel whose kernelspec declares it, as
+# ipykernel's does ("auto": a kernel that does not still starts, unencrypted, as before). Without it, ipykernel
+# warns "Kernel is running over TCP without encryption" in the terminal on every kernel start. Written only when
+# the lab's pyzmq has CurveZMQ (PyPI's wheels and conda-forge's builds do): jupyter_client refuses "auto" without
+# it, and its kernels would not start at all.
+ENCRYPTED_KERNELS = {"KernelManager": {"transport_encryption": "auto"}}
+HAS_CURVE = "import sys, zmq; sys.exit(0 if zmq.has('curve') else 1)"
+
+
+def has_curve(python: str | Path | None = None) -> bool:
+    """Whether `python`'s pyzmq (this process's if None) can encrypt with CurveZMQ."""
+    if python is None:
+        try:
+            import zmq
+        except ImportError:
+            return False
+        return bool(zmq.has("curve"))
+    return subprocess.run([str(python), "-c", HAS_CURVE], cwd=ROOT, capture_output=True).returncode == 0
 
 
 def _merge_json(path: Path, values: dict) -> None:
@@ -158,31 +208,63 @@ def _merge_json(path: Path, values: dict) -> None:
 
 
 def jupyter_config(config_dir: str | Path, python: str | Path | None = None) -> Path:
-    """The series' Jupyter configuration in `config_dir` (a JUPYTER_CONFIG_DIR): LAB_SETTINGS, SERVER_CONFIG and
-    custom/custom.css with the Japanese web font (helpers/cjk_font.py, written by `python`, which must import
-    helpers; this process if None). Returns `config_dir`."""
+    """The series' Jupyter configuration in `config_dir` (a JUPYTER_CONFIG_DIR): LAB_SETTINGS, SERVER_CONFIG (and
+    ENCRYPTED_KERNELS where `python` has CurveZMQ) and custom/custom.css with the Japanese web font
+    (tools/lab_font.py's subset, inlined by helpers/cjk_font.py), written by `python`, which must import helpers
+    (this process if None). Returns `config_dir`."""
     config_dir = Path(config_dir)
     _merge_json(config_dir / "labconfig" / "default_setting_overrides.json", LAB_SETTINGS)
-    _merge_json(config_dir / "jupyter_server_config.json", SERVER_CONFIG)
+    _merge_json(config_dir / "jupyter_server_config.json",
+                {**SERVER_CONFIG, **(ENCRYPTED_KERNELS if has_curve(python) else {})})
     if python is None:
         from helpers.cjk_font import install_jupyter_css
 
-        install_jupyter_css(config_dir)
+        install_jupyter_css(config_dir, LAB_FONT)
     else:  # the Python of the lab, which may not be this one (dev.py runs before .venv exists)
         subprocess.run([str(python), "-c", "import sys; from helpers.cjk_font import install_jupyter_css as i; "
-                        "i(sys.argv[1])", str(config_dir)], check=True, cwd=ROOT)
+                        "i(sys.argv[1], sys.argv[2])", str(config_dir), str(LAB_FONT)], check=True, cwd=ROOT)
     return config_dir
+
+
+def workspace(edition: str) -> str:
+    """The JupyterLab workspace of an edition: each has its own open tabs and layout, so the English and the
+    Japanese chapter 1 (both 01_the_pad_question.ipynb) never sit side by side as two same-named tabs."""
+    if edition not in series.EDITIONS:
+        raise ValueError(f"edition must be one of {list(series.EDITIONS)}, got {edition!r}")
+    return f"attention-masks-{edition}"
 
 
 def lab_command(python: str | Path, start: Path) -> list[str | Path]:
     """JupyterLab on 127.0.0.1 (a free port from 8888 on, a random token), rooted at the repository, opening
-    `start`. It logs warnings and errors only, so the URL shows once: in JupyterLab's own banner."""
+    `start` in its edition's workspace (workspace()). It logs warnings and errors only, so the URL shows once:
+    in JupyterLab's own banner."""
+    path = start.relative_to(ROOT).as_posix()
     command = [python, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={ROOT}",
-               f"--LabApp.default_url=/lab/tree/{start.relative_to(ROOT).as_posix()}",
+               f"--LabApp.default_url=/lab/workspaces/{workspace(series.edition_of(path))}/tree/{path}",
                "--ServerApp.log_level=WARN", "--LabApp.log_level=WARN"]  # no INFO lines: one of them repeats the URL
     if hasattr(os, "getuid") and os.getuid() == 0:
         command.append("--allow-root")
     return command
+
+
+# Signs the work copies in the Jupyter data directory's signature store (nbformat's NotebookNotary, as
+# `jupyter trust` does), so that JupyterLab trusts their stored outputs: no "Notebook ... is not trusted" in the
+# terminal, and their HTML outputs (the explorers' tables) show as they were stored. A copy that is already
+# trusted is left alone; the learner's own saves are signed by JupyterLab itself.
+TRUST = """import sys
+import nbformat
+from nbformat.sign import NotebookNotary
+notary = NotebookNotary()
+for path in sys.argv[1:]:
+    nb = nbformat.read(path, as_version=4)
+    if not notary.check_signature(nb):
+        notary.sign(nb)
+"""
+
+
+def trust(python: str | Path, notebooks: list[Path], env: dict[str, str] | None = None) -> None:
+    """Mark `notebooks` trusted for the JupyterLab that `python` runs with `env` (its data directory)."""
+    subprocess.run([str(python), "-c", TRUST, *map(str, notebooks)], check=True, cwd=ROOT, env=env)
 
 
 def lab(python: Path, edition: str = "en") -> None:
@@ -193,7 +275,9 @@ def lab(python: Path, edition: str = "en") -> None:
     env.setdefault("JUPYTERLAB_SETTINGS_DIR", str(Path(from_user) / "lab" / "user-settings"))  # keep the user's
     env.setdefault("JUPYTERLAB_WORKSPACES_DIR", str(Path(from_user) / "lab" / "workspaces"))
     env["JUPYTER_CONFIG_DIR"] = str(jupyter_config(ROOT / "build" / "jupyter-config", python))  # see LAB_SETTINGS
-    print(f"Your copies of the chapters: {start.parent.relative_to(ROOT).as_posix()}/ (notebooks/ stays as it is).\n"
+    trust(python, sorted(start.parent.glob("*.ipynb")), env)
+    print(f"Your copies of the chapters: {start.parent.relative_to(ROOT).as_posix()}/ (notebooks/ stays as it is), "
+          f"in JupyterLab's workspace {workspace(edition)}.\n"
           "JupyterLab starts; open the http://127.0.0.1:... URL it prints in your browser. Ctrl-C here stops it.",
           flush=True)
     run(*lab_command(python, start), env=env)

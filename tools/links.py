@@ -2,14 +2,18 @@
 
 REPOSITORY (owner/name) and REF below make every Binder and Colab link, Colab's install of helpers/, and the
 address the book site (`make site`, tools/site.py) is published at (GitHub Pages: site_url):
-- README.md and README.ja.md: their reference-style `[binder]:`, `[colab]:` and `[site]:` lines;
+- README.md and README.ja.md: their reference-style `[binder]:`, `[colab]:` and `[site]:` lines, and their launch
+  line under the title (text links, no badge pictures: offline, a remote picture is a broken image), which says,
+  as every launch link here does (published_note), that the links work once the repository is published at
+  REPOSITORY;
 - the site's "how to run" pages and each chapter page's launch links (tools/site.py builds them from here);
-- every chapter, in both editions: a badge cell (id `colab-badge`) right after the title cell with both launch
-  links for that notebook's own path, and a set-up cell (id `colab-setup`), the first code cell. The set-up
-  cell sets the language the helpers speak (helpers.language: "ja" in notebooks/ja/, "en" in notebooks/), the
-  one difference between the two editions' code; on Colab (where `google.colab` imports) it also pip-installs
-  helpers/ from the repository and matplotlib-fontja at its pin in requirements.txt. It prints nothing. Slide
-  decks skip both cells.
+- every chapter, in both editions: a launch cell (id `colab-badge`) right after the title cell with both launch
+  links for that notebook's own path and the same note in the edition's language, and a set-up cell (id
+  `colab-setup`), the first code cell. The set-up cell sets the language the helpers speak (helpers.language:
+  "ja" in notebooks/ja/, "en" in notebooks/), the one difference between the two editions' code; on Colab (where
+  `google.colab` imports) it also pip-installs helpers/ from the repository and matplotlib-fontja at its pin in
+  requirements.txt, and its comment says so and that this needs the published repository. It prints nothing.
+  Slide decks skip both cells.
 To publish from a fork or another branch, change REPOSITORY and REF, then run `python -m tools.links`: it
 rewrites all of the above in place (idempotent: same ids, same text). tests/test_links.py fails while any link
 names another repository or branch, or a chapter's two cells differ from what this module makes.
@@ -77,28 +81,58 @@ def readme_links(start: str = START) -> dict[str, str]:
     return {"binder": binder_url(start), "colab": colab_url(start), "site": site_url(series.edition_of(start))}
 
 
+def published_note(edition: str = "en") -> str:
+    """What every launch link says beside it: it works once REPOSITORY is on GitHub (tools/links.py sets it)."""
+    if edition not in SETUP_COMMENT:
+        raise ValueError(f"edition must be one of {list(SETUP_COMMENT)}, got {edition!r}")
+    return {"en": f"These links work once the repository is published at `github.com/{REPOSITORY}`, the address "
+                  "set in `tools/links.py`; until then, run it on your machine with `make lab`.",
+            "ja": f"これらのリンクは、リポジトリが `tools/links.py` で設定したアドレス `github.com/{REPOSITORY}` で"
+                  "公開されてから使える。それまでは各自のマシンで `make lab` を使って実行する。"}[edition]
+
+
+def readme_launch_line(edition: str = "en") -> str:
+    """The README's launch line, under its title: text links (an offline page shows no broken badge image)."""
+    if edition == "ja":
+        return f"**オンラインで実行する：** [Binder で開く][binder] · [Colab で開く][colab]。{published_note('ja')}"
+    return f"**Run it online:** [Open in Binder][binder] · [Open in Colab][colab]. {published_note('en')}"
+
+
 def write_readme(path: Path = ROOT / "README.md", start: str = START) -> bool:
-    """Point README's `[binder]:`, `[colab]:` and `[site]:` lines at the URLs above; True if the file changed."""
+    """Point README's `[binder]:`, `[colab]:` and `[site]:` lines at the URLs above and write its launch line (the
+    one line that uses `][binder]`); True if the file changed."""
     text = new = path.read_text(encoding="utf-8")
     for name, url in readme_links(start).items():
         line = re.compile(rf"^\[{name}\]: .*$", re.MULTILINE)
         if not line.search(new):
             raise ValueError(f"{path}: no '[{name}]: URL' reference line to update")
         new = line.sub(f"[{name}]: {url}", new)
+    launch = re.compile(r"^.*\]\[binder\].*$", re.MULTILINE)
+    if len(launch.findall(new)) != 1:
+        raise ValueError(f"{path}: needs exactly one line that uses [binder] (the launch line)")
+    new = launch.sub(lambda _: readme_launch_line(series.edition_of(start)), new)
     if new != text:
         path.write_text(new, encoding="utf-8")
     return new != text
 
 
 def badge_source(notebook: str) -> str:
-    colab = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-    binder = "[![Binder](https://mybinder.org/badge_logo.svg)]"
-    return f"{colab}({colab_url(notebook)}) {binder}({binder_url(notebook)})"
+    """The chapter's launch cell: text links to Colab and Binder for `notebook`, in its edition's language, with
+    published_note() (no badge images: offline, a remote picture is a broken image and a failed request)."""
+    edition = series.edition_of(notebook)
+    colab, binder = colab_url(notebook), binder_url(notebook)
+    if edition == "ja":
+        return (f"**この章をオンラインで実行する：** [Colab で開く]({colab}) · "
+                f"[Binder で開く]({binder})。{published_note('ja')}")
+    return f"**Run this chapter online:** [Open in Colab]({colab}) · [Open in Binder]({binder}). {published_note('en')}"
 
 
 SETUP_COMMENT = {
-    "en": "# The helpers speak English in this edition. On Colab, this cell also installs them and a Japanese font.",
-    "ja": "# 日本語版なので、helpers のヒントや表示を日本語にする。Colab ではさらに helpers と日本語フォントを入れる。",
+    "en": "# The helpers speak English in this edition. On Colab, this cell also installs them and a Japanese font\n"
+          f"# (from github.com/{REPOSITORY}: it works once the repository is published there, see tools/links.py).",
+    "ja": "# 日本語版なので、helpers のヒントや表示を日本語にする。Colab ではさらに helpers と日本語フォントを入れる\n"
+          f"# （github.com/{REPOSITORY} から入れるので、リポジトリがそこで公開されてから使える。"
+          "tools/links.py を参照）。",
 }
 
 
@@ -139,6 +173,9 @@ def apply(nb: nbformat.NotebookNode, notebook: str) -> nbformat.NotebookNode:
     badge, setup = (old[c.id] if c.id in old and old[c.id].source == c.source and old[c.id].cell_type == c.cell_type
                     and old[c.id].metadata.get("slideshow") == SKIP["slideshow"] and not old[c.id].get("outputs")
                     else c for c in (badge, setup))
+    previous = old.get(SETUP_ID)
+    if setup is not previous and previous is not None and previous.cell_type == "code" and not previous.outputs:
+        setup.execution_count = previous.execution_count  # a new comment: the stored run's numbering stays as it was
     cells.insert(1, badge)
     first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
     cells.insert(first_code, setup)

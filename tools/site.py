@@ -156,10 +156,12 @@ def heading_anchor(text: str) -> str:
 
 
 def launch_links(edition: str, notebook: str) -> str:
-    """The HTML that replaces a chapter's badge cell: plain links (the badges are pictures from the web)."""
+    """The HTML that replaces a chapter's launch cell: plain links, and the note that they work once the repository
+    is published (links.published_note, its `code` as <code>)."""
     line = WORDS[edition]["launch"].format(colab=f'<a href="{links.colab_url(notebook)}">Colab</a>',
                                            binder=f'<a href="{links.binder_url(notebook)}">Binder</a>')
-    return f'<p class="site-launch">{line}</p>'
+    note = re.sub(r"`([^`]+)`", r"<code>\1</code>", links.published_note(edition))
+    return f'<p class="site-launch">{line}<br><small>{note}</small></p>'
 
 
 def explorer_html(edition: str, stem: str, index: int) -> str:

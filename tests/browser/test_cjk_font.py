@@ -149,3 +149,33 @@ def test_a_japanese_deck_draws_its_glyphs_without_system_cjk_fonts(bare_chromium
         page.screenshot(path=artifacts / "slides-ja-01-without-system-fonts.png")
     finally:
         page.close()
+
+
+def test_the_japanese_prose_draws_in_jupyterlab_without_system_cjk_fonts(bare_chromium, artifacts):
+    """The custom.css of `make lab` / Binder carries tools/lab_font.py's subset: a Japanese chapter's prose (not
+    only its tables) draws as real glyphs, styled as JupyterLab styles rendered markdown."""
+    import html
+
+    import nbformat
+
+    from tools import dev, series
+
+    nb = nbformat.read(series.notebooks("ja") / "01_the_pad_question.ipynb", as_version=4)
+    prose = next(c.source for c in nb.cells if c.cell_type == "markdown" and not c.source.startswith(("#", "**")))
+    page = bare_chromium.new_page()
+    try:
+        page.set_content(PAGE.replace("</style><style", ".jp-RenderedMarkdown p { font-family: "
+                                      "var(--jp-content-font-family); }\n</style><style"), wait_until="load")
+        page.evaluate("css => { document.getElementById('custom').textContent = css; return document.fonts.ready }",
+                      cjk_font.page_css(dev.LAB_FONT))
+        page.evaluate("html => { document.body.insertAdjacentHTML('beforeend', html); }",
+                      f'<div class="jp-RenderedMarkdown"><p>{html.escape(prose)}</p></div>')
+        result = page.evaluate(DECK_GLYPHS, ".jp-RenderedMarkdown p")
+        assert cjk_font.FAMILY in result["family"]
+        assert len({g["hash"] for g in result["plain"]}) == 1, "this browser has a Japanese font: proves nothing"
+        ours = result["ours"]
+        assert len(ours) >= 6 and all(g["inked"] > 20 for g in ours), f"empty glyphs {ours}"
+        assert len({g["hash"] for g in ours}) == len(ours), f"characters draw the same box: {ours}"
+        page.screenshot(path=artifacts / "lab-ja-prose-without-system-fonts.png", full_page=True)
+    finally:
+        page.close()
