@@ -362,7 +362,9 @@ def _text_string(value: bytes) -> str:
     if value.startswith(b"<"):
         raw = bytes.fromhex(value[1:-1].decode())
         return raw[2:].decode("utf-16-be") if raw.startswith(b"\xfe\xff") else raw.decode("latin-1")
-    body = re.sub(rb"\\([()\\])", rb"\1", value[1:-1])
+    escapes = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
+    body = re.sub(rb"\\([0-7]{1,3}|.)", lambda m: bytes([int(m[1], 8) & 0xFF]) if m[1][:1].isdigit()
+                  else escapes.get(m[1], m[1]), value[1:-1], flags=re.S)
     return body[2:].decode("utf-16-be") if body.startswith(b"\xfe\xff") else body.decode("latin-1")
 
 
