@@ -111,7 +111,6 @@ def title_page(edition: str) -> str:
 def explorers_as_pictures(page, edition: str) -> int:
     """Replace each static explorer's iframe on `page` by a picture of its first view (once its page is ready, at
     its content's height); how many."""
-    caption = html.escape(WORDS[edition]["explorer"])
     count = 0
     while page.locator("iframe.site-explorer").count():
         frame = page.locator("iframe.site-explorer").first
@@ -129,7 +128,7 @@ def explorers_as_pictures(page, edition: str) -> int:
           figure.querySelector("img").src = src;
           figure.querySelector("figcaption").textContent = caption;
           f.replaceWith(figure);
-        }""", [f"data:image/png;base64,{picture}", html.unescape(caption)])
+        }""", [f"data:image/png;base64,{picture}", WORDS[edition]["explorer"]])
         count += 1
     return count
 
