@@ -49,13 +49,17 @@ WORDS = {"en": {"explorer": "The static explorer's first view. On the site and i
                 "edition": "English edition", "site": "On the web"},
          "ja": {"explorer": "静的エクスプローラの最初の表示。サイトと章のノートブックでは操作できる。",
                 "edition": "日本語版", "site": "ウェブ版"}}
+ONE_SHEET_MARKS = ".print-one-page"   # site.PRINT_MARK's element: print.css puts a page that holds it on one sheet
 FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#666">'
           '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
 
 # Run in a page of the site (article), from Python: give its ids the page's name in front, and point its links at
 # the PDF's own anchors (a page of the book) or at the published site (anything else that is relative).
-PAGE_JS = """([name, inBook, siteUrl]) => {
+PAGE_JS = """([name, inBook, siteUrl, marks]) => {
   const article = document.querySelector("article[role=main]");
+  // a page's mark for the site's own print style (print.css: the cheat sheet on one sheet) would lay out the
+  // whole book so: the book prints each page in its own style (book-print.css)
+  article.querySelectorAll(marks).forEach((e) => e.remove());
   article.querySelectorAll("[id]").forEach((e) => { e.id = name + "--" + e.id; });
   article.querySelectorAll("a[href]").forEach((a) => {
     const href = a.getAttribute("href");
@@ -151,7 +155,7 @@ def print_edition(browser, site_dir: Path, edition: str, out: Path, pages: list[
         for name in names:
             page.goto((folder / f"{name}.html").as_uri(), wait_until="load")
             explorers_as_pictures(page, edition)
-            article = page.evaluate(PAGE_JS, [name, names, links.site_url(edition)])
+            article = page.evaluate(PAGE_JS, [name, names, links.site_url(edition), ONE_SHEET_MARKS])
             parts.append(f'<section class="book-page" id="{name}--top" data-page="{name}">{article}</section>')
         page.goto((folder / f"{names[0]}.html").as_uri(), wait_until="load")
         page.add_style_tag(content=PRINT_CSS.read_text(encoding="utf-8"))

