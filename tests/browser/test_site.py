@@ -247,7 +247,7 @@ def test_the_language_switch_is_in_a_phones_header(browser, built, edition):
 # The book (tools/pdf.py, `make pdf`) printed from this small site, with make pdf's code: a few of its pages only
 # (each sheet costs Chromium about a third of a second; both whole books take minutes).
 BOOK = {"en": [site.ROOT_DOC, "02_softmax_on_masked_rows", "cheatsheet"], "ja": [site.ROOT_DOC, "cheatsheet"]}
-BOOK_SHEETS = {"en": range(20, 41), "ja": range(8, 22)}   # A4 sheets; measured: en 30, ja 14
+BOOK_SHEETS = {"en": range(16, 41), "ja": range(6, 21)}   # A4 sheets; measured: en 25, ja 9
 
 
 def _flat(text: str) -> str:
