@@ -1,16 +1,16 @@
 """The book as one PDF per edition: `make pdf` -> build/pdf/attention-masks-en.pdf and attention-masks-ja.pdf.
 
-Chromium (Debian's /usr/bin/chromium, driven by Playwright; no network) prints the built site (tools/site.py,
-which `make pdf` builds first, or --site DIR as it is). For each edition, every page of the site in reading order
-(site.pages: the chapters, the cheat sheet, the glossary, the run page) is opened from disk; its math is already
-typeset (KaTeX); each static explorer's iframe is replaced by a picture of its first view (a screenshot of the
-frame once its page says it is ready: an iframe does not print); the ids of the page get the page's name in front
-(two chapters both have a "Summary"), and links to another page of the book become links inside the PDF (links out
-of the book go to the published site). The pages' articles are then put one after the other, after a title page,
-into the first page, and Chromium prints that one document: A4, a page number at the foot, an outline from the
-headings, and tools/site_theme/book-print.css, which hides the site's navigation and lets code and wide tables wrap.
-One document printed once, rather than pages printed one by one and joined: nothing to concatenate (no PDF library
-needed) and each font is embedded once.
+Chromium (Debian's /usr/bin/chromium, driven by Playwright; no network) prints the built site (tools/site.py, which
+`make pdf` builds first, or --site DIR as it is). For each edition, every page of the site in reading order
+(site.pages: the chapters, then site.REFERENCE's pages: the cheat sheet, the glossary, ...) is opened from disk; its
+math is already typeset (KaTeX); each static explorer's iframe is replaced by a picture of its first view (a
+screenshot of the frame once its page says it is ready: an iframe does not print); the ids of the page get the
+page's name in front (two chapters both have a "Summary"), and links to another page of the book become links inside
+the PDF (links out of the book go to the published site). The pages' articles are then put one after the other,
+after a title page, into the first page, and Chromium prints that one document: A4, a page number at the foot, an
+outline from the headings, and tools/site_theme/book-print.css, which hides the site's navigation and lets code and
+wide tables wrap. One document printed once, rather than pages printed one by one and joined: nothing to concatenate
+(no PDF library needed) and each font is embedded once.
 
 `read(path)` reads such a PDF back without a PDF library (the classic cross-reference table Chromium writes): each
 page's size and text, each font's name, whether it is embedded and which characters it has. The tests check the
@@ -46,9 +46,9 @@ A4 = (595.92, 842.88)   # points, as Chromium writes A4 (8.27 in x 11.71 in)
 SUBTITLES = {"en": "Padding and causal masks in PyTorch attention, step by step",
              "ja": "PyTorch のアテンションにおけるパディングマスクと因果マスクを一歩ずつ"}
 WORDS = {"en": {"explorer": "The static explorer's first view. On the site and in the chapter's notebook it moves.",
-                "edition": "English edition", "site": "On the web"},
+                "edition": "English edition", "site": "The site, once the repository is published"},
          "ja": {"explorer": "静的エクスプローラの最初の表示。サイトと章のノートブックでは操作できる。",
-                "edition": "日本語版", "site": "ウェブ版"}}
+                "edition": "日本語版", "site": "ウェブ版（リポジトリの公開後）"}}
 ONE_SHEET_MARKS = ".print-one-page"   # site.PRINT_MARK's element: print.css puts a page that holds it on one sheet
 FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#666">'
           '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
