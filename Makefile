@@ -23,7 +23,7 @@ Or name one: make lab PYTHON=/path/to/python3.11  (3.12 and 3.13 install the sam
 endef
 export NO_PYTHON
 
-.PHONY: lab test lint unit check portable execute slides explorers site clean versions
+.PHONY: lab test lint unit check portable execute slides explorers site pdf clean versions
 
 # TORCH_INDEX given now but not at the last install (the stamp records it): set up again, torch from that index.
 ifneq ($(TORCH_INDEX),)
@@ -98,6 +98,12 @@ explorers: $(STAMP)
 # without running them and with no network: Sphinx + myst-nb + Furo (tools/site.py).
 site: $(STAMP)
 	$(BIN)/python -m tools.site --out build/site
+
+# The book as one PDF per edition, build/pdf/attention-masks-en.pdf and attention-masks-ja.pdf: the site above
+# (built first, as make site builds it) printed by Chromium, A4, with its figures and each static explorer's first
+# view, no network (tools/pdf.py).
+pdf: $(STAMP)
+	$(BIN)/python -m tools.pdf --site build/site --out build/pdf
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

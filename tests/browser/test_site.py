@@ -5,14 +5,17 @@ every kind of page in both editions: chapter 0 (the chapter map and the table of
 math, a static explorer), the cheat sheet, the glossary and the run page. Checked: it builds without a warning
 other than links to the chapters left out; no page loads anything from the network or logs a console error;
 every local link and anchor resolves; the static explorer moves inside its page; the language switch opens the
-twin; search finds an English and a Japanese word; the pages fit a phone (375 px) and a desktop. Screenshots go
-to test-artifacts/site/."""
+twin; search finds an English and a Japanese word, its results in reading order; the pages fit a phone (375 px)
+and a desktop; "Back to top" covers no text; on a phone the language switch is in the header bar. The book
+(tools/pdf.py, `make pdf`) prints from this site with make pdf's code, a few of its pages: A4, fonts embedded, the
+title first. Screenshots go to test-artifacts/site/."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
 from browserlib import ROOT, SITE_CHAPTERS, offline_page
 
@@ -147,3 +150,143 @@ def test_pages_fit_the_screen(browser, built, shots, viewport, shown):
             page.wait_for_timeout(500)   # the drawer slides in
             page.screenshot(path=shots / "ja-menu-375.png")
         assert not offline.errors and not offline.refused, (offline.errors, offline.refused)
+
+
+@pytest.mark.browser
+def test_search_results_in_reading_order(browser, built):
+    """A word in the text of every page (no title has it) scores the same everywhere: its results come in reading
+    order (the sidebar's), not by title as strings ("2. Softmax..." before chapter 0's "Attention masks...")."""
+    out, _ = built
+    with offline_page(browser, DESKTOP) as offline:
+        page = offline.page
+        page.goto(f"{(out / 'en' / 'search.html').as_uri()}?q=torch", wait_until="load")
+        results = page.locator("#search-results ul.search > li > a")
+        results.first.wait_for(timeout=15_000)
+        page.wait_for_function("() => document.querySelector('#search-results .search-summary')", timeout=15_000)
+        found = [href.split("?")[0].split("#")[0].removesuffix(".html") for href in
+                 [results.nth(k).get_attribute("href") for k in range(results.count())]]
+        assert found == [name for name in site.pages("en", CHAPTERS) if name in found], found
+        assert found[:2] == [site.ROOT_DOC, "02_softmax_on_masked_rows"], found
+        assert not offline.errors and not offline.refused, (offline.errors, offline.refused)
+
+
+COVERED_TEXT = """(button) => {
+  // every visible piece of text on the page (clipped by its scrolling ancestors) that the button's box overlaps
+  const box = button.getBoundingClientRect();
+  const hits = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.textContent.trim() || button.contains(node)) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    for (const rect of range.getClientRects()) {
+      let [left, top, right, bottom] = [rect.left, rect.top, rect.right, rect.bottom];
+      for (let up = node.parentElement; up; up = up.parentElement) {
+        const style = getComputedStyle(up);
+        if (style.visibility === "hidden") { right = left; break; }
+        if (style.overflowX !== "visible" || style.overflowY !== "visible") {
+          const clip = up.getBoundingClientRect();
+          left = Math.max(left, clip.left); right = Math.min(right, clip.right);
+          top = Math.max(top, clip.top); bottom = Math.min(bottom, clip.bottom);
+        }
+      }
+      if (left < Math.min(right, box.right) && Math.max(left, box.left) < right &&
+          Math.max(top, box.top) < Math.min(bottom, box.bottom)) hits.push(node.textContent.trim().slice(0, 40));
+    }
+  }
+  return hits;
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_back_to_top_covers_no_text(browser, built, viewport):
+    """Furo's "Back to top" button shows when the reader scrolls up: on a desktop it sits under the page's table
+    of contents, over no text; on a phone (no such column) it is not shown."""
+    out, _ = built
+    with offline_page(browser, viewport) as offline:
+        page = offline.page
+        page.goto((out / "en" / "02_softmax_on_masked_rows.html").as_uri(), wait_until="load")
+        page.mouse.wheel(0, 4000)
+        page.wait_for_timeout(300)
+        page.mouse.wheel(0, -400)   # scrolling up shows it (Furo's script)
+        page.wait_for_function("() => document.documentElement.classList.contains('show-back-to-top')", timeout=5_000)
+        button = page.locator(".back-to-top")
+        if viewport is PHONE:
+            assert button.is_hidden()
+        else:
+            assert button.is_visible()
+            assert button.evaluate(COVERED_TEXT) == []
+            button.click()
+            page.wait_for_function("() => window.scrollY < 10", timeout=5_000)
+        assert not offline.errors and not offline.refused, (offline.errors, offline.refused)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("edition", site.EDITIONS)
+def test_the_language_switch_is_in_a_phones_header(browser, built, edition):
+    """On a phone the first language link is the one in the header bar, which stays in view as the page scrolls
+    (the sidebar's is in the closed drawer)."""
+    out, _ = built
+    other = "ja" if edition == "en" else "en"
+    with offline_page(browser, PHONE) as offline:
+        page = offline.page
+        page.goto((out / edition / "02_softmax_on_masked_rows.html").as_uri(), wait_until="load")
+        first = page.locator("a.site-twin").first
+        assert first.is_visible() and first.evaluate("a => Boolean(a.closest('.mobile-header'))")
+        page.mouse.wheel(0, 3000)
+        page.wait_for_timeout(300)
+        box = first.bounding_box()
+        assert box and 0 <= box["y"] and box["x"] + box["width"] <= PHONE["width"], box
+        first.click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith(f"/{other}/02_softmax_on_masked_rows.html")
+        assert not offline.errors and not offline.refused, (offline.errors, offline.refused)
+
+
+# The book (tools/pdf.py, `make pdf`) printed from this small site, with make pdf's code: a few of its pages only
+# (each sheet costs Chromium about a third of a second; both whole books take minutes).
+BOOK = {"en": [site.ROOT_DOC, "02_softmax_on_masked_rows", "cheatsheet"], "ja": [site.ROOT_DOC, "cheatsheet"]}
+BOOK_SHEETS = {"en": range(16, 41), "ja": range(6, 21)}   # A4 sheets; measured: en 25, ja 9
+
+
+def _flat(text: str) -> str:
+    return "".join(text.split())
+
+
+def _heading(edition: str, name: str) -> str:
+    """A page's title as printed: its first heading (a chapter's first cell, a page's first line)."""
+    folder = site.EDITIONS[edition]
+    if (folder / f"{name}.md").exists():
+        source = (folder / f"{name}.md").read_text(encoding="utf-8")
+    else:
+        source = nbformat.read(folder / f"{name}.ipynb", as_version=4).cells[0].source
+    return source.splitlines()[0].lstrip("# ")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("edition", site.EDITIONS)
+def test_the_book_as_a_pdf(browser, built, tmp_path, edition):
+    from tools import pdf
+
+    out, _ = built
+    path = pdf.print_edition(browser, out, edition, tmp_path, BOOK[edition])
+    assert path == tmp_path / pdf.pdf_name(edition)
+    book = pdf.read(path)
+    assert len(book.sizes) in BOOK_SHEETS[edition], f"{len(book.sizes)} pages"
+    assert all(pdf.is_a4(size) for size in book.sizes), sorted(set(book.sizes))
+    assert book.fonts and all(font.embedded for font in book.fonts), [f.name for f in book.fonts if not f.embedded]
+    title = _flat(site.TITLES[edition])
+    assert book.title == site.TITLES[edition]
+    assert title in _flat(book.texts[0]) and title in _flat(book.texts[1]), "the title page, then chapter 0"
+    text = [_flat(page) for page in book.texts]
+    assert not any("Skiptocontent" in page or "Backtotop" in page for page in text), "the site's navigation"
+    starts = [next(k for k, page in enumerate(text) if page.startswith(_flat(heading)))
+              for heading in [_heading(edition, name) for name in BOOK[edition][1:]]]
+    assert 1 < starts[0] and starts == sorted(starts), "each page on sheets of its own, in reading order"
+    if edition == "ja":   # a font with Japanese glyphs (the site's web font), and Japanese text that reads back
+        assert any(sum("\u3040" <= c <= "\u9fff" for c in font.chars) >= 100 for font in book.fonts)
+        assert "パディングマスク" in "".join(text)
+    else:                 # chapter 2's figures and its explorer's first view (a picture in place of the iframe)
+        assert book.images >= 3
+        assert _flat(pdf.WORDS["en"]["explorer"]) in "".join(text)
