@@ -271,15 +271,24 @@ h1{font-size:1.3em;margin:0 0 0.8em}
 .static-error{color:#d62728}
 html.embedded body{margin:0.4em}
 html.embedded h1{display:none}
+html.embedded .static-explorer{margin-bottom:0}
 /* A view never wider than its window: a panel's title wraps to its table's width, the panels wrap to the next
    line, and a table wider than the window on its own scrolls inside its panel (never cut). */
-.explorer-panel{max-width:100%;overflow-x:auto}
+.explorer-panel{max-width:calc(100% - 1.5em);overflow-x:auto}
+html.compact .explorer-panel{max-width:calc(100% - 0.8em)}
+.static-control{max-width:100%;min-width:0;flex-wrap:wrap}
+.static-control select{min-width:0;flex:0 1 auto}
 .explorer-panel>div:first-child{contain:inline-size}
 /* compact (set by fit() when the view is wider than its window, or taller than a deck's room): smaller cells,
    panels closer together; the text keeps its size */
-html.compact .explorer-view td{min-width:2.3em!important;height:1.7em!important;padding:0 0.15em!important}
+html.compact .explorer-view td{min-width:2.1em!important;height:1.5em!important;padding:0 0.1em!important}
 html.compact .explorer-panel{margin:0 0.8em 0.4em 0!important}
 html.compact .explorer-view th{padding:0.05em 0.3em!important}
+html.compact .explorer-view tr:first-child>th:first-child span{display:block;white-space:normal!important}
+/* row (a deck's frame whose compact view is still taller than its room): the panels in one row, which scrolls
+   sideways inside the view */
+html.row .explorer-tables>.explorer-view{white-space:nowrap;overflow-x:auto}
+html.row .explorer-panel{white-space:normal;max-width:none}
 /* in a deck (?deck): no text below DECK_TEXT_PX, for the back of a room */
 html.deck .static-explorer h2,html.deck .static-note,html.deck .static-control,html.deck .static-control *,
 html.deck .explorer-summary,html.deck .explorer-view,html.deck .explorer-view *{font-size:DECK_TEXT_PX!important}
@@ -307,12 +316,14 @@ JS = r"""
     return Math.ceil(body.getBoundingClientRect().bottom + parseFloat(getComputedStyle(body).marginBottom));
   }
   // The view reflows to its window: compact cells when it is wider than the window (a panel that scrolls inside
-  // counts) or taller than the room; the panels wrap on their own.
+  // counts) or taller than the room; the panels wrap on their own; in a room still too short, they stand in one
+  // row that scrolls sideways.
   function fit() {
-    doc.classList.remove("compact");
+    doc.classList.remove("compact", "row");
     const wide = () => doc.scrollWidth > doc.clientWidth + 1 ||
       [...document.querySelectorAll(".explorer-panel")].some(p => p.offsetParent && p.scrollWidth > p.clientWidth + 1);
     if (wide() || height() > room) doc.classList.add("compact");
+    if (height() > room) doc.classList.add("row");
   }
   let posted = 0;
   function post() {
