@@ -335,7 +335,8 @@ JS = r"""
   }
   let width = innerWidth;
   addEventListener("resize", () => { if (innerWidth !== width) { width = innerWidth; fit(); } });
-  new ResizeObserver(post).observe(document.body);
+  // again when the body changes size: an iframe on a hidden slide is laid out only once it is shown
+  new ResizeObserver(() => { fit(); post(); }).observe(document.body);
   async function unpack(text) {
     const bytes = Uint8Array.from(atob(text.trim()), c => c.charCodeAt(0));
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
