@@ -13,7 +13,13 @@ HTML is the live explorer's own (`render` sets the live widget's controls and re
 - The views are deduplicated: each view's HTML is cut into its pieces (the font style, each panel), every
   distinct piece (and summary) is stored once, and the whole payload is gzipped into the page, which unpacks it
   with the browser's own DecompressionStream (Chromium 80+, Firefox 113+, Safari 16.4+).
-- Opened as `NN_<stem>.html?embed` (the decks' iframe, tools/slides.py), the page drops its title and margins.
+- Opened as `NN_<stem>.html?embed#explorer-N` (an iframe of the site, tools/site.py, or of a deck, tools/slides.py,
+  which adds `&deck&room=H`), the page drops its title and margins, shows only explorer N, fits its view to the
+  frame (compact cells when it is wider than the frame or taller than the room, the panels wrapped to the width,
+  a table too wide on its own scrolling inside its panel; in a room still too short, the panels in one row that
+  scrolls sideways) and posts its height to the parent page, which gives it to the frame. In a deck every text
+  is DECK_TEXT_PX.
+- Its heading is the explorer's own title (Explorer.title, in both languages), or its maker's docstring.
 - BUDGET_BYTES: the most a chapter's file may weigh; `export_chapter` reports the size, and the tests hold
   every chapter to it.
 """
