@@ -81,7 +81,9 @@ def measure_explorers(page) -> list[str]:
     return found
 
 
-@pytest.mark.slow      # exports every deck of the edition and walks its ~460 slides: ~20 s each
+# exports every deck of the edition, walks its ~380 slides and its explorer frames: 85-110 s each on a busy
+# 2-core machine (the frames ~8 s of it)
+@pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.parametrize("edition", ["en", "ja"])
 def test_every_slide_fits_1280x720(browser, explorers, tmp_path: Path, edition: str):

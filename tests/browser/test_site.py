@@ -206,12 +206,11 @@ def test_every_explorer_and_figure_fits_the_sites_frames(browser, built, shots, 
             page.goto(harness(tmp_path, edition, width, explorers).as_uri(), wait_until="load")
             handles = page.locator("iframe.site-explorer").element_handles()
             assert len(handles) >= 15, "every chapter's explorer"
-            for handle in handles:
+            for handle in handles:   # Chromium renders a frame out of view only once it scrolls into view
+                handle.scroll_into_view_if_needed()
                 handle.content_frame().wait_for_selector(".static-explorer.ready", timeout=15_000)
-            page.wait_for_function("() => [...document.querySelectorAll('iframe.site-explorer')]"
-                                   ".every(f => f.style.height !== '32em')", timeout=10_000)
-            page.wait_for_timeout(300)
-            for handle in handles:
+                page.wait_for_function("f => f.style.height !== '32em'", arg=handle, timeout=10_000)
+                page.wait_for_timeout(100)
                 found = problems(handle.content_frame().evaluate(MEASURE, 1))
                 wrong += [f"{edition} {handle.get_attribute('title')}: {p}" for p in found]
             if viewport is PHONE and edition == "ja":
