@@ -30,10 +30,12 @@ from matplotlib.colors import is_color_like, to_hex
 from matplotlib.figure import Figure
 
 from helpers import cjk_font
-from helpers.language import say
+from helpers.language import Bilingual, said, say
 from helpers.plots import STYLE, as_hidden, cell_colors, format_cell, show_weights
 
 RED = "#d62728"  # matplotlib's tab:red: labels and frames that flag a problem
+KEY = Bilingual("key", "キー")          # a panel's axis labels unless it names its own
+QUERY = Bilingual("query", "クエリ")
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,7 +45,7 @@ class Panel:
     matrix: torch.Tensor                  # (L, S)
     rows: Sequence[str]
     cols: Sequence[str]
-    title: str = ""
+    title: str | Bilingual = ""           # title and axis labels: a Bilingual is drawn in the current language
     masked: torch.Tensor | None = None    # bool, broadcastable to (L, S), True = hatched
     fmt: str = ".2f"
     framed: torch.Tensor | None = None    # bool, broadcastable to (L, S): cells outlined in frame_color
@@ -51,8 +53,8 @@ class Panel:
     mark: str = ""                        # a sign in the corner of each framed cell, e.g. "?"
     red_rows: tuple[int, ...] = ()        # row labels drawn in red
     red_cols: tuple[int, ...] = ()        # column labels drawn in red
-    xlabel: str = "key"
-    ylabel: str = "query"
+    xlabel: str | Bilingual = KEY
+    ylabel: str | Bilingual = QUERY
     alert: bool = False                   # title in red: something is wrong
     vmin: float | None = None             # fixed ends of the colour scale (e.g. 0 and 1 for weights);
     vmax: float | None = None             # None: scaled to the panel's finite unmasked cells
@@ -70,6 +72,10 @@ class Panel:
         for name, indices, n in (("red_rows", self.red_rows, L), ("red_cols", self.red_cols, S)):
             if not isinstance(indices, tuple) or not all(type(i) is int and 0 <= i < n for i in indices):
                 raise ValueError(f"{name} must be a tuple of ints from 0 to {n - 1}, got {indices!r}")
+        for name in ("title", "xlabel", "ylabel"):
+            if not isinstance(getattr(self, name), (str, Bilingual)):
+                raise TypeError(f"{name} must be a str or a helpers.language.Bilingual, "
+                                f"got {type(getattr(self, name)).__name__}")
         if not is_color_like(self.frame_color):
             raise ValueError(f"frame_color must be a matplotlib colour, got {self.frame_color!r}")
         try:
@@ -84,7 +90,7 @@ class View:
 
     panels: tuple[Panel, ...]
     summary: str
-    caption: str = ""
+    caption: str | Bilingual = ""      # a legend line; a Bilingual is drawn in the current language
 
 
 def _panels(views: tuple[View, ...]) -> list[Panel]:
@@ -96,7 +102,7 @@ def _panels(views: tuple[View, ...]) -> list[Panel]:
 
 def _caption(views: tuple[View, ...]) -> str:
     """The views' legend lines, each once."""
-    return "    ".join(dict.fromkeys(v.caption for v in views if v.caption))
+    return "    ".join(dict.fromkeys(said(v.caption) for v in views if said(v.caption)))
 
 
 def draw_view(*views: View) -> Figure:
@@ -108,15 +114,15 @@ def draw_view(*views: View) -> Figure:
 
 def _draw_panels(panels: list[Panel], caption: str) -> Figure:
     widths = [1.0 + 0.9 * len(p.cols) for p in panels]
-    lines = max((p.title.count("\n") + 1 for p in panels if p.title), default=0)
+    lines = max((said(p.title).count("\n") + 1 for p in panels if said(p.title)), default=0)
     height = 1.0 + 0.75 * max(len(p.rows) for p in panels) + 0.3 * lines
     fig, axes = plt.subplots(1, len(panels), figsize=(sum(widths) + 0.4 * (len(panels) - 1), height),
                              width_ratios=widths, squeeze=False, layout="constrained")
     for ax, p in zip(axes[0], panels, strict=True):
-        show_weights(p.matrix, p.rows, p.cols, ax=ax, masked=p.masked, fmt=p.fmt, title=p.title or None,
+        show_weights(p.matrix, p.rows, p.cols, ax=ax, masked=p.masked, fmt=p.fmt, title=said(p.title) or None,
                      vmin=p.vmin, vmax=p.vmax)
-        ax.set_xlabel(p.xlabel, labelpad=8)
-        ax.set_ylabel(p.ylabel)
+        ax.set_xlabel(said(p.xlabel), labelpad=8)
+        ax.set_ylabel(said(p.ylabel))
         if p.alert:
             ax.title.set_color(RED)
         for i, j in zip(*np.nonzero(as_hidden(p.framed, tuple(p.matrix.shape))), strict=True):
@@ -169,8 +175,10 @@ def _panel_html(p: Panel) -> str:
     framed = as_hidden(p.framed, (L, S))
     rgba, dark = cell_colors(matrix, hidden, p.vmin, p.vmax)
     frame = to_hex(p.frame_color)
-    axes = " ".join(f"{html.escape(name)} {arrow}" for name, arrow in ((p.ylabel, "↓"), (p.xlabel, "→")) if name)
-    header = (f'<th style="{LABEL};color:#606060;font-size:0.8em">{axes}</th>'
+    # the corner: "query ↓ key →", each half unbroken, the two on two lines where the table is narrow
+    axes = " ".join(f'<span style="white-space:nowrap">{html.escape(name)} {arrow}</span>'
+                    for name, arrow in ((said(p.ylabel), "↓"), (said(p.xlabel), "→")) if name)
+    header = (f'<th style="{LABEL};white-space:normal;color:#606060;font-size:0.8em">{axes}</th>'
               + "".join(_label_html(c, j in p.red_cols) for j, c in enumerate(p.cols)))
     body = "".join(
         "<tr>" + _label_html(p.rows[i], i in p.red_rows, align="right")
@@ -178,7 +186,7 @@ def _panel_html(p: Panel) -> str:
                              bool(dark[i, j]), frame if framed[i, j] else None, p.mark) for j in range(S))
         + "</tr>"
         for i in range(L))
-    title = "<br>".join(html.escape(line) for line in p.title.splitlines())
+    title = "<br>".join(html.escape(line) for line in said(p.title).splitlines())
     return (f'<div class="explorer-panel" style="display:inline-block;vertical-align:top;margin:0 1.5em 0.5em 0">'
             f'<div style="text-align:center;font-weight:bold;margin-bottom:0.3em;'
             f'color:{RED if p.alert else "inherit"}">{title}</div>'
@@ -191,7 +199,8 @@ def view_html(*views: View) -> str:
     caption = _caption(views)
     legend = (f'<div style="color:#404040;font-size:0.85em;white-space:pre-wrap">{html.escape(caption)}</div>'
               if caption else "")
-    labels = "".join("".join(p.rows) + "".join(p.cols) + p.title for p in panels) + caption
+    labels = "".join("".join(p.rows) + "".join(p.cols) + said(p.title) + said(p.xlabel) + said(p.ylabel)
+                     for p in panels) + caption
     return (f'<div class="explorer-view" style="font-size:15px;line-height:1.3;font-family:{FONTS}">'
             f"<style>{cjk_font.css(labels)}</style>{''.join(_panel_html(p) for p in panels)}{legend}</div>")
 
@@ -207,8 +216,12 @@ PLACEHOLDER_JA = "エクスプローラ：このセルを実行すると操作�
 class Explorer(widgets.VBox):
     """Controls in a row, a one-line summary, the tables; `refresh()` redraws from the controls' values."""
 
-    def __init__(self, controls: dict[str, widgets.ValueWidget], view: Callable[..., View]):
+    def __init__(self, controls: dict[str, widgets.ValueWidget], view: Callable[..., View],
+                 title: Bilingual | None = None):
+        if title is not None and not isinstance(title, Bilingual):
+            raise TypeError(f"title must be a helpers.language.Bilingual or None, got {type(title).__name__}")
         self.controls = dict(controls)
+        self.title = title   # what the static explorer (helpers.static_explorer) heads it with
         self.summary = widgets.HTML().add_class("explorer-summary")
         self.tables = widgets.HTML().add_class("explorer-tables")
         self._view = view
@@ -237,6 +250,8 @@ class Explorer(widgets.VBox):
         return say(PLACEHOLDER, PLACEHOLDER_JA)
 
 
-def explorer(controls: dict[str, widgets.ValueWidget], view: Callable[..., View]) -> Explorer:
-    """Wire controls to view(): the widget, already showing view() at the controls' start values."""
-    return Explorer(controls, view)
+def explorer(controls: dict[str, widgets.ValueWidget], view: Callable[..., View],
+             title: Bilingual | None = None) -> Explorer:
+    """Wire controls to view(): the widget, already showing view() at the controls' start values; `title`: what
+    it shows, in both languages (the static explorer's heading)."""
+    return Explorer(controls, view, title)

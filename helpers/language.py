@@ -11,10 +11,11 @@ for English. Each chapter's first code cell (made by tools/links.py for the edit
 the code cells of the two editions stay identical and a Japanese chapter speaks Japanese wherever it runs:
 JupyterLab, Binder, Colab, VS Code or nbval. Tools that build pages of the Japanese edition (decks, static
 explorers) use `speaking("ja")`.
-A text kept in both languages until it is shown (English in a figure, the current language in a summary) is a
-`Bilingual` (en, ja) pair. Punctuation between pieces is the language's too (a Japanese list takes "、", not ", "):
-`mark("colon")` and `listed(items, by="comma")` say it from one table, PUNCTUATION, so no module writes a pair
-of marks of its own.
+A text kept in both languages until it is shown is a `Bilingual` (en, ja) pair: an explorer's panel titles, axis
+labels and captions (helpers.explorer) are, since a chapter may cache its panels and both editions draw them;
+`said(text)` shows a `Bilingual` or a plain str in the current language, where it is drawn.
+Punctuation between pieces is the language's too (a Japanese list takes "、", not ", "): `mark("colon")` and
+`listed(items, by="comma")` say it from one table, PUNCTUATION, so no module writes a pair of marks of its own.
 Errors and warnings from PyTorch and transformers stay in English, so that they can be searched for, and so do a
 helper's ValueError/TypeError for bad arguments (they name the argument, which is code).
 """
@@ -57,6 +58,15 @@ class Bilingual(NamedTuple):
     def said(self) -> str:
         """The text in the current language."""
         return say(self.en, self.ja)
+
+
+def said(text: str | Bilingual) -> str:
+    """The text in the current language: a Bilingual's `said()`, a str as it is."""
+    if isinstance(text, Bilingual):
+        return text.said()
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str or a Bilingual, got {type(text).__name__}")
+    return text
 
 
 # A mark between pieces of text: name -> (English, Japanese).

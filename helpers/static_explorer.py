@@ -13,7 +13,13 @@ HTML is the live explorer's own (`render` sets the live widget's controls and re
 - The views are deduplicated: each view's HTML is cut into its pieces (the font style, each panel), every
   distinct piece (and summary) is stored once, and the whole payload is gzipped into the page, which unpacks it
   with the browser's own DecompressionStream (Chromium 80+, Firefox 113+, Safari 16.4+).
-- Opened as `NN_<stem>.html?embed` (the decks' iframe, tools/slides.py), the page drops its title and margins.
+- Opened as `NN_<stem>.html?embed#explorer-N` (an iframe of the site, tools/site.py, or of a deck, tools/slides.py,
+  which adds `&deck&room=H`), the page drops its title and margins, shows only explorer N, fits its view to the
+  frame (compact cells when it is wider than the frame or taller than the room, the panels wrapped to the width,
+  a table too wide on its own scrolling inside its panel; in a room still too short, the panels in one row that
+  scrolls sideways) and posts its height to the parent page, which gives it to the frame. In a deck every text
+  is DECK_TEXT_PX.
+- Its heading is the explorer's own title (Explorer.title, in both languages), or its maker's docstring.
 - BUDGET_BYTES: the most a chapter's file may weigh; `export_chapter` reports the size, and the tests hold
   every chapter to it.
 """
@@ -38,6 +44,8 @@ from helpers.explorer import Explorer
 from helpers.language import listed, say
 
 BUDGET_BYTES = 500_000     # one chapter's static explorer file, all its explorers together
+DECK_TEXT_PX = 15          # a deck's explorer (?deck) draws every text at this size: at 1280 x 720 reveal.js
+# scales the 960 x 700 slide by 0.99, so 14.8 px on the screen (the decks' floor is 14 px: tests/browser)
 MAX_SETTINGS = 2_000       # settings precomputed per explorer: beyond this, its chapter's SUBGRIDS keeps fewer
 # (each chapter's SUBGRIDS keeps it within MAX_SETTINGS and BUDGET_BYTES: tests/test_static_explorer.py)
 
@@ -219,8 +227,8 @@ def precompute(make: Callable[[], Explorer], subgrid: Mapping[str, Sequence] | N
     start = time.perf_counter()
     box = quiet(make())
     found = axes(box, subgrid)
-    doc = (make.__doc__ or make.__name__).strip().split("\n\n")[0]
-    payload = Payload(say(" ".join(doc.split()), "エクスプローラ：" + " × ".join(a.description for a in found)), found)
+    doc = " ".join((make.__doc__ or make.__name__).strip().split("\n\n")[0].split())
+    payload = Payload(box.title.said() if box.title else doc, found)
     piece_ids: dict[str, int] = {}
     entry_ids: dict[tuple[int, ...], int] = {}
 
@@ -260,7 +268,7 @@ h1{font-size:1.3em;margin:0 0 0.8em}
 .static-control .description{color:#333}
 .static-control input[type=range]{width:10em}
 .static-control .readout{min-width:1.5em;font-variant-numeric:tabular-nums}
-.static-control select{font-size:14px;max-width:40em}
+.static-control select{font-size:14px;max-width:100%}
 .static-control button{font-size:13px;padding:0.25em 0.8em;border:1px solid #bbb;background:#eee;cursor:pointer;
   margin:0;border-radius:0}
 .static-control button.active{background:#cfe2f3;border-color:#4a86c5}
@@ -269,14 +277,72 @@ h1{font-size:1.3em;margin:0 0 0.8em}
 .static-error{color:#d62728}
 html.embedded body{margin:0.4em}
 html.embedded h1{display:none}
-"""
+html.embedded .static-explorer{margin-bottom:0}
+/* A view never wider than its window: a panel's title wraps to its table's width, the panels wrap to the next
+   line, and a table wider than the window on its own scrolls inside its panel (never cut). */
+.explorer-panel{max-width:calc(100% - 1.5em);overflow-x:auto}
+html.compact .explorer-panel{max-width:calc(100% - 0.8em)}
+.static-control{max-width:100%;min-width:0;flex-wrap:wrap}
+.static-control select{min-width:0;flex:0 1 auto}
+.explorer-panel>div:first-child{contain:inline-size}
+/* compact (set by fit() when the view is wider than its window, or taller than a deck's room): smaller cells,
+   panels closer together; the text keeps its size */
+html.compact .explorer-view td{min-width:2.1em!important;height:1.5em!important;padding:0 0.1em!important}
+html.compact .explorer-panel{margin:0 0.8em 0.4em 0!important}
+html.compact .explorer-view th{padding:0.05em 0.3em!important}
+html.compact .explorer-view tr:first-child>th:first-child span{display:block;white-space:normal!important}
+/* row (a deck's frame whose compact view is still taller than its room): the panels in one row, which scrolls
+   sideways inside the view */
+html.row .explorer-tables>.explorer-view{white-space:nowrap;overflow-x:auto}
+html.row .explorer-panel{white-space:normal;max-width:none}
+/* in a deck (?deck): no text below DECK_TEXT_PX, for the back of a room */
+html.deck .static-explorer h2,html.deck .static-note,html.deck .static-control,html.deck .static-control *,
+html.deck .explorer-summary,html.deck .explorer-view,html.deck .explorer-view *{font-size:DECK_TEXT_PX!important}
+html.deck .static-explorer h2{margin-bottom:0.2em}
+html.deck .static-note{margin-bottom:0.4em}
+""".replace("DECK_TEXT_PX", f"{DECK_TEXT_PX}px")
 
 # The page's script: unpack each explorer's payload (gzip, base64), build its controls, show the chosen view.
 JS = r"""
 (function () {
   "use strict";
-  // page.html?embed (a slide deck's iframe): no page title, small margins
-  if (/[?&]embed\b/.test(location.search)) document.documentElement.classList.add("embedded");
+  // page.html?embed#explorer-N (an iframe of the site or a deck): no page title, small margins, only explorer N,
+  // and the page's height posted to the parent page, which sizes the iframe to it (tools/site.py, tools/slides.py).
+  // &deck: a deck's frame (larger text, DECK_TEXT_PX); &room=H: the most height the frame can take, in px.
+  const query = new URLSearchParams(location.search), doc = document.documentElement;
+  const embedded = query.has("embed"), room = parseFloat(query.get("room")) || Infinity;
+  if (embedded) doc.classList.add("embedded");
+  if (query.has("deck")) doc.classList.add("deck");
+  const want = location.hash.slice(1);
+  if (embedded && want && document.getElementById(want)) document.querySelectorAll(".static-explorer").forEach(s => {
+    if (s.id !== want) s.style.display = "none";
+  });
+  function height() {
+    const body = document.body;
+    return Math.ceil(body.getBoundingClientRect().bottom + parseFloat(getComputedStyle(body).marginBottom));
+  }
+  // The view reflows to its window: compact cells when it is wider than the window (a panel that scrolls inside
+  // counts) or taller than the room; the panels wrap on their own; in a room still too short, they stand in one
+  // row that scrolls sideways.
+  function fit() {
+    doc.classList.remove("compact", "row");
+    const wide = () => doc.scrollWidth > doc.clientWidth + 1 ||
+      [...document.querySelectorAll(".explorer-panel")].some(p => p.offsetParent && p.scrollWidth > p.clientWidth + 1);
+    if (wide() || height() > room) doc.classList.add("compact");
+    if (height() > room) doc.classList.add("row");
+  }
+  let posted = 0;
+  function post() {
+    const now = height();
+    if (embedded && window.parent !== window && now !== posted) {
+      posted = now;
+      window.parent.postMessage({siteExplorerHeight: now}, "*");
+    }
+  }
+  let width = innerWidth;
+  addEventListener("resize", () => { if (innerWidth !== width) { width = innerWidth; fit(); } });
+  // again when the body changes size: an iframe on a hidden slide is laid out only once it is shown
+  new ResizeObserver(() => { fit(); post(); }).observe(document.body);
   async function unpack(text) {
     const bytes = Uint8Array.from(atob(text.trim()), c => c.charCodeAt(0));
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
@@ -299,6 +365,7 @@ JS = r"""
       summary.innerHTML = data.pieces[s];
       tables.innerHTML = parts.map(p => data.pieces[p]).join("");
       root.dataset.setting = at.join(",");
+      fit();
     }
     const row = root.querySelector(".static-controls");
     data.axes.forEach((a, k) => {

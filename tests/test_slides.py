@@ -68,7 +68,8 @@ def test_rules_on_a_small_notebook():
     assert explorer.metadata["tags"] == [slides.HIDE_INPUT]
     assert [o["data"]["text/html"] for o in explorer.outputs] == [
         slides.explorer_output("02", 0)["data"]["text/html"]]
-    assert 'src="explorers/02_softmax_on_masked_rows.html?embed#explorer-1"' in explorer.outputs[0].data["text/html"]
+    assert (f'src="explorers/02_softmax_on_masked_rows.html?embed&amp;deck&amp;room={slides.EXPLORER_HEIGHT}'
+            '#explorer-1"' in explorer.outputs[0].data["text/html"])
 
 
 @pytest.mark.slow   # nbconvert on every chapter: in make test, not in make unit
@@ -82,7 +83,8 @@ def test_every_chapter_exports_a_deck(path: Path, tmp_path: Path):
     assert (parser.slides, parser.subslides) == expected(nb)
     assert parser.slides >= 2, f"{path.name}: a deck of {parser.slides} slide(s)"
     assert "NBVAL_IGNORE_OUTPUT" not in html, "cells marked NBVAL_IGNORE_OUTPUT are skipped"
-    frames = re.findall(r'<iframe class="deck-explorer" src="([^"?]+)\?embed#explorer-(\d+)"', html)
+    frames = re.findall(r'<iframe class="deck-explorer"[^>]*? src="([^"?]+)\?embed&amp;deck&amp;room=\d+'
+                        r'#explorer-(\d+)"', html)
     chapter = series.number(path)
     assert frames == [(slides.explorer_file(chapter), str(k + 1))
                       for k in range(len(chapters.explorers(chapter)))], "each explorer on its slide"
@@ -126,7 +128,7 @@ def test_a_long_markdown_cell_is_cut_at_blank_lines():
     para = "word " * 100 + "end."
     fenced = "```\nx = 1\n\ny = 2\n```"
     source = "\n\n".join([para, "| a | b |\n|---|---|\n| 1 | 2 |", para, fenced, para, para])
-    parts = slides.split_markdown(source, limit=1100)
+    parts = slides.split_markdown(source, limit=1600)   # code and table lines count CODE_LINE each
     assert "\n\n".join(parts) == source, "nothing lost, cut only at blank lines"
     assert len(parts) == 2 and any(fenced in part for part in parts) and "| 1 | 2 |" in parts[0], "a fence stays whole"
     assert slides.split_markdown(para) == [para]
@@ -137,6 +139,30 @@ def test_a_long_markdown_cell_is_cut_at_blank_lines():
     assert kinds[0] == "slide" and len(kinds) > 1 and set(kinds[1:]) == {"subslide"}
 
 
+def test_a_long_table_and_a_long_output_go_on_to_the_next_subslides():
+    """A markdown table longer than TABLE_ROWS rows goes on under the same header; printed output longer than
+    OUTPUT_LINES lines (wrapped at LINE_CHARS) goes on in copies of its cell with the input hidden; nothing is lost."""
+    rows = [f"| {k} | row {k} |" for k in range(30)]
+    source = "Before.\n\n| n | text |\n|---|---|\n" + "\n".join(rows) + "\n\nAfter."
+    parts = slides.split_table(source, limit=12)
+    assert len(parts) == 3 and parts[0].startswith("Before.") and parts[-1].endswith("After.")
+    assert all(part.count("| n | text |") == 1 for part in parts)
+    assert sum(part.count("| row ") for part in parts) == 30
+    assert slides.split_table("no table here") == ["no table here"]
+    printed = "".join(f"line {k}\n" for k in range(50)) + "x" * (3 * slides.LINE_CHARS) + "\n"
+    code = nbformat.v4.new_code_cell("print(many)")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed)]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"), code])
+    tagged = slides.tag_cells(nb).cells
+    assert "".join(c.outputs[0].text for c in tagged[1:]) == printed
+    assert all(slides.shown_lines(c.outputs[0].text) <= slides.OUTPUT_LINES for c in tagged[1:])
+    assert len(tagged) == 4 and [c.metadata["slideshow"]["slide_type"] for c in tagged[2:]] == ["subslide"] * 2
+    assert all(c.metadata["tags"] == [slides.HIDE_INPUT] for c in tagged[2:]) and "tags" not in tagged[1].metadata
+    ignored = nbformat.v4.new_code_cell("# NBVAL_IGNORE_OUTPUT\nprint(many)")
+    ignored.outputs = code.outputs
+    assert len(slides.tag_cells(nbformat.v4.new_notebook(cells=[ignored])).cells) == 1, "a skipped cell stays whole"
+
+
 def test_the_japanese_edition_exports_its_own_decks(tmp_path: Path):
     """make slides EDITION=ja: notebooks/ja/ into a folder of its own, <html lang="ja">, links and explorer there."""
     path = series.twin(series.chapters()[1])
@@ -144,5 +170,5 @@ def test_the_japanese_edition_exports_its_own_decks(tmp_path: Path):
     html = series.deck(path, tmp_path).read_text(encoding="utf-8")
     assert '<html lang="ja">' in html
     assert (tmp_path / slides.explorer_file("01")).is_file() and (tmp_path / "katex" / "katex.min.js").is_file()
-    assert f'src="{slides.explorer_file("01")}?embed#explorer-1"' in html
+    assert f'src="{slides.explorer_file("01")}?embed&amp;deck&amp;room={slides.EXPLORER_HEIGHT}#explorer-1"' in html
     assert re.search(r'href="02_softmax_on_masked_rows\.slides\.html', html), "links open the Japanese decks"

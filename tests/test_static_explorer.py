@@ -266,7 +266,7 @@ def test_the_japanese_edition_exports_japanese_pages(tmp_path):
     assert '<html lang="ja">' in japanese and '<html lang="en">' in english
     assert "パッドの疑問" in japanese and "：静的エクスプローラ</title>" in japanese
     (data,) = se.read_payloads(tmp_path / "ja" / "01_the_pad_question.html")
-    assert data["note"].startswith("静的エクスプローラ：") and data["title"].startswith("エクスプローラ：")
+    assert data["note"].startswith("静的エクスプローラ：") and data["title"].startswith("パッドの数 → 書籍のマスク")
     assert english == tool.export("01", tmp_path / "again").path.read_text(encoding="utf-8")
     # every Japanese character the page shows is in the font it embeds (no boxes without a system Japanese font)
     cut = set(japanese.split(" cut to ", 1)[1].split(" */", 1)[0])
@@ -278,3 +278,29 @@ def test_the_japanese_edition_exports_japanese_pages(tmp_path):
     assert not missing, f"characters shown but not in the embedded font: {''.join(sorted(missing))}"
     with pytest.raises(ValueError, match="edition must be one of"):
         se.export_chapter("01", tmp_path / "fr", edition="fr")
+
+
+JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("chapter", WITH_EXPLORERS)
+def test_every_explorer_draws_its_words_in_the_readers_language(chapter):
+    """The words an explorer draws (its static title, each panel's title and axis labels, the caption) are in both
+    languages (helpers.language.Bilingual), and in the Japanese edition each of them that holds a Latin letter
+    holds Japanese too (code names such as scaled_dot_product_attention stay as they are, inside Japanese)."""
+    from helpers.language import Bilingual, said, speaking
+
+    for make in chapters.explorers(chapter):
+        with speaking("ja"):
+            box = make()
+            try:
+                assert isinstance(box.title, Bilingual), f"{make.__name__}: its title, in both languages"
+                view = box._view(**{name: c.value for name, c in box.controls.items()})
+                drawn = [box.title.said(), said(view.caption)] + [
+                    said(text) for p in view.panels for text in (p.title, p.xlabel, p.ylabel)]
+            finally:
+                box.close()
+        english = [text for text in drawn if re.search("[A-Za-z]", text) and not JAPANESE.search(text)]
+        assert not english, f"{make.__name__} draws English in the Japanese edition: {english}"
+        with speaking("en"):
+            assert not JAPANESE.search(box.title.said()), make.__name__

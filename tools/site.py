@@ -16,9 +16,9 @@ repository slug and of the site's address. Before Sphinx reads a chapter, a copy
 - the Colab set-up cell is dropped, and the Colab/Binder badge cell (pictures from the web) becomes plain links;
 - each explorer cell's widget output (which needs a kernel) becomes an iframe of the chapter's static explorer
   (helpers/static_explorer.py), exported for each edition in its language into build/site/explorers/ (ja/ for the
-  Japanese), where each file gets
-  a few lines (EMBED_JS) that show only the explorer asked for and post its height to the page, which sizes
-  the iframe to it: it moves with no kernel and no network;
+  Japanese); opened as NN_<stem>.html?embed#explorer-N, the explorer's page shows only explorer N, reflows its
+  view to the frame's width and posts its height to the page, which sizes the iframe to it
+  (tools/site_theme/static/site.js): it moves with no kernel and no network;
 - a cell whose source is hidden in JupyterLab (the exercises' solution runs) is folded ("hide-input");
 - links out of the notebooks folder (helpers/ sources) point to the file on GitHub (links.source_url), and links
   to a page of the other edition (the English glossary's ja/glossary.md) to that page of the other site;
@@ -74,22 +74,6 @@ WORDS = {
                        "操作に応じて計算し直すライブ版は、章を実行すると使える。",
            "open": "単独のページで開く"},
 }
-# In each static explorer's copy on the site (before </body>): show only the explorer the iframe asks for
-# (#explorer-N) and post the page's height, so the site page sizes the iframe to it (tools/site_theme/static/site.js).
-EMBED_JS = """<script>(function () {
-  if (window.parent === window) return;
-  var want = location.hash.slice(1);
-  if (want && document.getElementById(want)) document.querySelectorAll(".static-explorer").forEach(function (s) {
-    if (s.id !== want) s.style.display = "none";
-  });
-  function post() {
-    var height = document.body.getBoundingClientRect().height + 16;
-    window.parent.postMessage({siteExplorerHeight: height}, "*");
-  }
-  new ResizeObserver(post).observe(document.body);
-  post();
-})();</script>
-"""
 
 
 # --- what each edition holds ---
@@ -390,8 +374,8 @@ def sphinx_config(edition: str) -> dict:
         "html_theme": "furo",
         "html_static_path": [str(THEME / "static")],
         "templates_path": [str(THEME / "templates")],
-        "html_css_files": ["cjk.css", "site.css", "print.css", "katex/katex.min.css"],
-        "html_js_files": ["site.js"],
+        "html_css_files": ["cjk.css", "site.css", "print.css", "frames.css", "katex/katex.min.css"],
+        "html_js_files": ["site.js", "frames.js"],
         "html_search_scorer": str(THEME / "search-scorer.js"),   # ties in reading order, not "1., 10., 11."
         "html_sidebars": {"**": ["sidebar/brand.html", "sidebar/language.html", "sidebar/search.html",
                                  "sidebar/scroll-start.html", "sidebar/navigation.html", "sidebar/scroll-end.html"]},
@@ -470,7 +454,7 @@ def explorers_folder(edition: str) -> str:
 
 def export_explorers(out: Path, chapters: list[str] | None = None) -> list[Path]:
     """Each chapter's static explorer, in each edition's language (helpers.language), into out/explorers/ and
-    out/explorers/ja/, with EMBED_JS (for the site's iframes)."""
+    out/explorers/ja/ (a file made from the same code, explorers_key, is kept)."""
     import torch
 
     from helpers import chapters as known
@@ -491,21 +475,18 @@ def export_explorers(out: Path, chapters: list[str] | None = None) -> list[Path]
             if path.exists():
                 written.append(path)   # made from the same code: the views would be the same
                 continue
-            result = static_explorers.export(chapter, path.parent, edition)
-            text = result.path.read_text(encoding="utf-8")
-            result.path.write_text(text.replace("</body>", EMBED_JS + "</body>", 1), encoding="utf-8")
-            written.append(result.path)
+            written.append(static_explorers.export(chapter, path.parent, edition).path)
     folder.mkdir(parents=True, exist_ok=True)
     stamp.write_text(made_from)
     return written
 
 
 def explorers_key() -> str:
-    """What the static explorers are made from: helpers/ (sources), the chapters' first headings, EMBED_JS and
-    torch's version, hashed; an explorer file made from the same is reused."""
+    """What the static explorers are made from: helpers/ (sources), the chapters' first headings and torch's
+    version, hashed; an explorer file made from the same is reused."""
     import torch
 
-    digest = hashlib.sha256(f"{torch.__version__}\n{EMBED_JS}".encode())
+    digest = hashlib.sha256(f"{torch.__version__}\n".encode())
     for path in sorted((ROOT / "helpers").rglob("*")):
         if path.suffix in (".py", ".woff") and "__pycache__" not in path.parts:
             digest.update(path.relative_to(ROOT).as_posix().encode() + path.read_bytes())

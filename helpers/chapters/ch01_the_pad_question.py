@@ -9,7 +9,7 @@ import torch
 from helpers import arguments, toy
 from helpers.exercises import Mistake, as_bool_tensor, as_numbers, as_tensor, exercise, wrong_kind
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 
 
 def pad_cells_view(n_pads: int = 2) -> View:
@@ -25,7 +25,8 @@ def pad_cells_view(n_pads: int = 2) -> View:
     scores = q @ k.transpose(-2, -1) / toy.D_MODEL ** 0.5
     masked_scores = scores.masked_fill(mask == 0, -1e9)[0]
     unsure = toy.question_cells(tokens)
-    panel = Panel(masked_scores, tokens, tokens, title="scores after masked_fill(-1e9)",
+    panel = Panel(masked_scores, tokens, tokens,
+                  title=Bilingual("scores after masked_fill(-1e9)", "masked_fill(-1e9) 後のスコア"),
                   masked=(mask == 0)[0], framed=unsure, mark="?")
     changed = int((masked_scores != scores[0]).sum())
     n_unsure = int(unsure.sum())
@@ -34,13 +35,17 @@ def pad_cells_view(n_pads: int = 2) -> View:
                               f"パッド {n_pads} 個：{changed} 個のセル（パッド列）が -1e9 になり、"
                               f"{n_unsure} 個の「?」のセル（パッドのクエリの行 × 実トークンのキーの列）は"
                               "スコアを保つ"),
-                caption="hatched: set to -1e9    orange ?: pad query x real key, left as it was")
+                caption=Bilingual("hatched: set to -1e9    orange ?: pad query x real key, left as it was",
+                                  "斜線：-1e9 にしたセル    オレンジの ?：パッドのクエリ × 実トークンのキー"
+                                  "（元のまま）"))
 
 
 def pad_cells_explorer() -> Explorer:
     """Number of pads -> which cells the book's mask sets to -1e9 and which stay '?'."""
     controls = {"n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads")}
-    return explorer(controls, pad_cells_view)
+    return explorer(controls, pad_cells_view, Bilingual(
+        "Number of pads -> which cells the book's mask sets to -1e9 and which stay '?'.",
+        "パッドの数 → 書籍のマスクが -1e9 にするセルと「?」のまま残るセル"))
 
 
 EXPLORERS = (pad_cells_explorer,)

@@ -11,7 +11,7 @@ from helpers import arguments, toy
 from helpers.attention import attention_steps
 from helpers.exercises import Mistake, as_number, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 
 FILLS = {"-1e9": -1e9, "-1e4": -1e4, "finfo.min": "min", "-inf": "-inf"}  # label -> attention_steps fill
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -42,9 +42,12 @@ def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", ma
     steps = attention_steps(q, k, v, key_padding_mask=pad, attn_mask=pad_rows, fill=FILLS[fill])
     hidden = pad[None, :] | (pad[:, None] if mask_pad_rows else False)
     nan_rows = bool(steps.weights.isnan().any())
-    panels = (Panel(steps.masked_scores, tokens, tokens, title=f"scores, {dtype}, fill {fill}", masked=hidden),
+    panels = (Panel(steps.masked_scores, tokens, tokens,
+                    title=Bilingual(f"scores, {dtype}, fill {fill}", f"スコア、{dtype}、埋め値 {fill}"),
+                    masked=hidden),
               Panel(steps.weights, tokens, tokens, ylabel="", alert=nan_rows, masked=hidden,
-                    title="weights: NaN rows!" if nan_rows else "weights = softmax(row)"))
+                    title=Bilingual("weights: NaN rows!", "重み：NaN の行がある！") if nan_rows
+                    else Bilingual("weights = softmax(row)", "重み = softmax(行)")))
 
     real_rows = steps.weights[~pad]
     pad_rows_w = steps.weights[pad]
@@ -87,7 +90,9 @@ def softmax_explorer() -> Explorer:
     }
     for control in controls.values():                                 # the same gap between every two controls
         control.layout.margin = "2px 1.5em 2px 0"
-    return explorer(controls, softmax_view)
+    return explorer(controls, softmax_view, Bilingual(
+        "Pads, fill value, dtype and pad-row masking -> the masked scores and the weights, live.",
+        "パッド、埋め値、dtype、パッド行のマスク → マスクしたスコアと重み"))
 
 
 EXPLORERS = (softmax_explorer,)

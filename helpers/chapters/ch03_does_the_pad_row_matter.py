@@ -19,7 +19,7 @@ from helpers import arguments, toy
 from helpers.attention import attention_steps
 from helpers.exercises import Mistake, as_tensor, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 
 # --- two layers, and what a layer does with the pad query rows ---
 
@@ -99,9 +99,11 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
     if policy in ("uniform", "-inf"):                                  # the pad key columns, and under these
         hidden = hidden | pad[0].unsqueeze(1)                          # two policies the pad query rows too
     panels = (Panel(w2_junk[0], tokens, tokens, masked=hidden,
-                    title="layer 2 weights" + ("" if junk == "none" else f", pad rows = {junk}")),
-              Panel(diff, tokens, ["d0", "d1", "d2", "d3"], fmt=".2g", title="|output - book's, no junk|",
-                    xlabel="feature", ylabel=""))
+                    title=Bilingual("layer 2 weights" + ("" if junk == "none" else f", pad rows = {junk}"),
+                                    "2 層目の重み" + ("" if junk == "none" else f"、パッド行 = {junk}"))),
+              Panel(diff, tokens, ["d0", "d1", "d2", "d3"], fmt=".2g",
+                    title=Bilingual("|output - book's, no junk|", "|出力 - ゴミなしの書籍の出力|"),
+                    xlabel=Bilingual("feature", "特徴量"), ylabel=""))
 
     real_diff = diff[~pad[0]].max().item()
     text = say(f"policy {policy}, junk {junk}, {n_pads} pad(s): real rows max |change| = {real_diff:g}",
@@ -117,8 +119,11 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
     elif math.isnan(real_diff):
         text += say(". NaN reached the real rows: a pad value weighted 0 gives 0 x NaN = NaN",
                     "。NaN が実トークンの行に届いた：重み 0 をかけたパッドのバリューが 0 × NaN = NaN になる")
-    caption = ("hatched: masked before softmax" + ("    (the pad rows are zeroed after softmax, not masked)"
-                                                   if policy == "zero" else ""))
+    zeroed = policy == "zero"
+    caption = Bilingual("hatched: masked before softmax"
+                        + ("    (the pad rows are zeroed after softmax, not masked)" if zeroed else ""),
+                        "斜線：ソフトマックスの前にマスク"
+                        + ("    （パッド行はマスクせず、ソフトマックスの後で 0 にする）" if zeroed else ""))
     return View(panels, text, caption=caption)
 
 
@@ -130,7 +135,9 @@ def pad_rows_explorer() -> Explorer:
         "junk": widgets.Dropdown(options=list(JUNK), value="random x1000", description="junk"),
         "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads"),
     }
-    return explorer(controls, pad_rows_view)
+    return explorer(controls, pad_rows_view, Bilingual(
+        "Pad-row policy, junk in the pad rows and number of pads -> does anything reach the real tokens?",
+        "パッド行の扱い、パッド行のゴミ、パッドの数 → 実トークンに何かが届くか"))
 
 
 EXPLORERS = (pad_rows_explorer,)

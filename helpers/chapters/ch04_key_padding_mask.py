@@ -9,7 +9,7 @@ import torch
 from helpers import arguments
 from helpers.exercises import Mistake, as_bool_tensor, as_int, as_tensor, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 
 KPM_LENGTHS = (4, 3, 5)  # the chapter-4 batch: 1 2 3 4 | 5 6 7 | 8 9 10 11 12
 
@@ -48,7 +48,8 @@ def kpm_view(seed: int = 0, pad: float = 1000, masked: bool = True, item: int = 
     n = KPM_LENGTHS[item]
     labels = [f"{v:g}" for v in data[item, :n, 0].tolist()] + ["PAD"] * (5 - n)
     panel = Panel(weights[item], labels, labels, masked=kpm[item] if masked else None,
-                  title=f"item {item}, seed {seed}, PAD={pad:g}, mask {'on' if masked else 'off'}")
+                  title=Bilingual(f"item {item}, seed {seed}, PAD={pad:g}, mask {'on' if masked else 'off'}",
+                                  f"サンプル {item}、シード {seed}、PAD={pad:g}、マスク{'あり' if masked else 'なし'}"))
     product, largest = w_q * w_k, w_q * w_k > 0
     sign = say(f"w_q·w_k = {product:+.3f}: a positive query favours the {'largest' if largest else 'smallest'} key",
                f"w_q·w_k = {product:+.3f}：正のクエリでは値が{'最も大きい' if largest else '最も小さい'}キーが勝つ")
@@ -74,7 +75,9 @@ def kpm_explorer() -> Explorer:
         "masked": widgets.Checkbox(value=True, description="key_padding_mask"),
         "item": widgets.ToggleButtons(options=[0, 1, 2], value=0, description="batch item"),
     }
-    return explorer(controls, kpm_view)
+    return explorer(controls, kpm_view, Bilingual(
+        "Seed, PAD value, mask on/off and batch item -> the weights heatmap of chapter 4's experiment.",
+        "シード、PAD の値、マスクの有無、サンプル → 第 4 章の実験の重みのヒートマップ"))
 
 
 EXPLORERS = (kpm_explorer,)

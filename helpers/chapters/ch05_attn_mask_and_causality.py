@@ -11,7 +11,7 @@ import torch
 from helpers import arguments
 from helpers.exercises import Mistake, as_bool_tensor, as_numbers, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 from helpers.masks import causal_mask, key_padding_mask
 from helpers.toy import is_pad
 
@@ -71,14 +71,17 @@ def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bo
     same = (output2 == output)[0].all(-1)                                  # (L,) exactly unchanged
 
     masks = " + ".join(m for m, on in (("causal", causal), ("key padding", padding)) if on) or "no mask"
-    rows = [f"{t} {'same' if s else 'CHANGED'}" for t, s in zip(tokens, same.tolist(), strict=True)]
+    rows = [f"{t} {say('same', '同じ') if s else say('CHANGED', '変化')}"
+            for t, s in zip(tokens, same.tolist(), strict=True)]
     moved = [i for i in range(L) if not same[i]]
     kept = [i for i in range(L) if same[i]]
-    panel = Panel(weights[0], rows, tokens, masked=hidden, ylabel="query (its output)",
-                  red_rows=tuple(moved), red_cols=(edit,),
-                  title=f"{masks}: weights (mean of 2 heads)\nrows: does that output change if {tokens[edit]} "
-                        f"(key {edit}) is edited?")
     masks_ja = " + ".join(m for m, on in (("因果マスク", causal), ("パディングマスク", padding)) if on) or "マスクなし"
+    panel = Panel(weights[0], rows, tokens, masked=hidden, ylabel=Bilingual("query (its output)", "クエリ（その出力）"),
+                  red_rows=tuple(moved), red_cols=(edit,),
+                  title=Bilingual(f"{masks}: weights (mean of 2 heads)\nrows: does that output change if "
+                                  f"{tokens[edit]} (key {edit}) is edited?",
+                                  f"{masks_ja}：重み（2 ヘッドの平均）\n行：{tokens[edit]}（キー {edit}）を"
+                                  "編集すると、その出力は変わるか"))
     changes_ja = f"位置 {moved} の出力が変わる" if moved else "どの出力も変わらない"
     summary = say(f"{sequence}, {masks}: editing token {edit} ({tokens[edit]}) changes the outputs at positions "
                   f"{moved or 'none'}; exactly unchanged: {kept or 'none'}",
@@ -95,7 +98,9 @@ def causal_explorer() -> Explorer:
         "padding": widgets.Checkbox(value=True, description="key_padding_mask"),
         "edit": widgets.IntSlider(value=1, min=0, max=4, description="edit token"),
     }
-    return explorer(controls, causal_view)
+    return explorer(controls, causal_view, Bilingual(
+        "Masks on/off, a sequence and a token to edit -> the weights, and which outputs that edit changes.",
+        "マスクの有無、系列、編集するトークン → 重みと、その編集で変わる出力"))
 
 
 EXPLORERS = (causal_explorer,)

@@ -12,7 +12,7 @@ from helpers import arguments
 from helpers.checks import AttnCallError, check_no_future_leak, check_padding_invariance
 from helpers.exercises import Mistake, as_bool_tensor, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import listed, say
+from helpers.language import Bilingual, listed, say
 from helpers.masks import causal_mask, from_hf_attention_mask, hf_attention_mask, to_additive_mask, to_sdpa_mask
 from helpers.toy import is_pad
 
@@ -123,15 +123,15 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
     dead = blocked.all(-1)
     problems, details = [], []  # what is wrong (the panel's title), and the same with numbers (the summary)
     if (used & future).any():
-        problems.append("LEAKS the future")
+        problems.append(Bilingual("LEAKS the future", "未来が漏れている"))
         top = f"{weights[future].nan_to_num(0).max():.2f}"
         details.append(say(f"LEAKS the future (up to {top})", f"未来が漏れている（最大 {top}）"))
     if (used & pad_keys).any():
-        problems.append("reads pad keys")
+        problems.append(Bilingual("reads pad keys", "パッドのキーを読んでいる"))
         top = f"{weights[pad_keys].nan_to_num(0).max():.2f}"
         details.append(say(f"reads pad keys (up to {top})", f"パッドのキーを読んでいる（最大 {top}）"))
     if (~used & ~blocked).any():
-        problems.append("hides allowed keys")
+        problems.append(Bilingual("hides allowed keys", "許されたキーを隠している"))
         details.append(say("hides allowed keys", "許されたキーを隠している"))
     statements = list(details) or [say("correct: weight only on allowed keys", "正しい：重みは許されたキーにだけある")]
     if dead.any():
@@ -147,17 +147,21 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
     verdict = listed(statements, by="sentence")
 
     tokens = TOKENS[padding]
-    status = "WRONG: " + ", ".join(problems) if problems else "OK"
+    status = Bilingual("WRONG: " + ", ".join(p.en for p in problems), "誤り：" + "、".join(p.ja for p in problems)) \
+        if problems else Bilingual("OK", "OK")
     if weights.isnan().any():
-        status += "\nNaN rows are the lesson: no visible key"
-    short = f"{SHORT[convention]} mask → {SHORT[api]}"
+        status = Bilingual(status.en + "\nNaN rows are the lesson: no visible key",
+                           status.ja + "\nNaN の行が学ぶ点：見えるキーがない")
+    title = Bilingual(f"{SHORT[convention]} mask → {SHORT[api]}{' (converted)' if convert else ''}\n{status.en}",
+                      f"{SHORT[convention]} のマスク → {SHORT[api]}{'（変換あり）' if convert else ''}\n{status.ja}")
     panel = Panel(weights, tokens, tokens, masked=blocked, framed=used & blocked, frame_color=RED,
-                  alert=bool(problems), title=f"{short}{' (converted)' if convert else ''}\n{status}")
+                  alert=bool(problems), title=title)
     side = {"none": "なし", "right": "右", "left": "左"}[padding]
     summary = say(f"{convention} -> {api}{' (converted)' if convert else ''}, {padding} padding: {verdict}",
                   f"{convention} → {api}{'（変換あり）' if convert else ''}、パディング：{side}。{verdict}")
     return View((panel,), summary,
-                caption="hatched: should be blocked    red frame: weight on a blocked key")
+                caption=Bilingual("hatched: should be blocked    red frame: weight on a blocked key",
+                                  "斜線：遮断すべきセル    赤枠：遮断されたキーに重み"))
 
 
 LABEL = {"description_width": "5.5em"}  # room for "passed to"; each drop-down 30em wide for its longest option
@@ -173,7 +177,9 @@ def mask_convention_explorer() -> Explorer:
         "convert": widgets.Checkbox(value=False, description="convert with helpers.masks"),
         "padding": widgets.ToggleButtons(options=list(TOKENS), value="right", description="padding"),
     }
-    return explorer(controls, mask_convention_view)
+    return explorer(controls, mask_convention_view, Bilingual(
+        "Mask convention x API x conversion x padding side -> the weights the API really computes.",
+        "マスクの規約 × API × 変換 × パディングの側 → その API が実際に計算する重み"))
 
 
 EXPLORERS = (mask_convention_explorer,)

@@ -25,7 +25,7 @@ from torch import nn
 from helpers import arguments
 from helpers.exercises import Mistake, as_bool_tensor, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import listed, mark, say
+from helpers.language import Bilingual, listed, mark, say
 from helpers.masks import causal_mask, key_padding_mask, left_pad
 from helpers.toy import is_pad
 
@@ -364,7 +364,9 @@ def fast_paths_explorer() -> Explorer:
         "causal": widgets.Checkbox(value=True, description=say("causal mask", "因果マスク")),
         "masks": widgets.ToggleButtons(options=MASK_DTYPES, value="bool", description=say("masks", "マスク")),
     }
-    return explorer(controls, fast_paths_view)
+    return explorer(controls, fast_paths_view, Bilingual(
+        "Code path x padding side x mode x mask dtype x causal mask -> item 0's output rows, marked.",
+        'コードパス × パディングの側 × モード × マスクの dtype × 因果マスク → サンプル 0 の出力の行（印付き）'))
 
 
 EXPLORERS = (fast_paths_explorer,)

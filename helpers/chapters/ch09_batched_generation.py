@@ -22,7 +22,7 @@ from torch import nn
 from helpers.attention import attention_steps
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 from helpers.masks import Fill, from_hf_attention_mask, hf_attention_mask, left_pad, positions_from_mask
 from helpers.training import Adam, deterministic
 
@@ -233,22 +233,27 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
     ids, _ = padded_batch(PROMPTS, padding)
     rows, probs, wrong = [], [], []
     for i, prompt in enumerate(PROMPTS):                      # the reference, then this run, for each item
-        for label, gen in (("alone", ref), ("batch", run)):
+        for label, gen in ((say("alone", "単独"), ref), (say("batch", "バッチ"), run)):
             rows.append(f"{label}  {prompt} → {decode(gen.tokens[i])}")
             probs.append(gen.logits[i].softmax(-1).gather(-1, gen.tokens[i][:, None])[:, 0])
             wrong.append(gen.tokens[i] != ref.tokens[i])
     wrong_rows = tuple(r for r, w in enumerate(wrong) if w.any())
     panels = [Panel(torch.stack(probs), rows, [f"+{j + 1}" for j in range(STEPS)],
-                    title="continuations: each prompt alone and in the batch", framed=torch.stack(wrong),
+                    title=Bilingual("continuations: each prompt alone and in the batch",
+                                    "続き：各プロンプトを単独で、またバッチで生成"), framed=torch.stack(wrong),
                     frame_color=RED, mark="×", red_rows=wrong_rows, alert=bool(wrong_rows),
-                    xlabel="new token", ylabel="", vmin=0.0, vmax=1.0)]
+                    xlabel=Bilingual("new token", "新しいトークン"), ylabel="", vmin=0.0, vmax=1.0)]
     seq = torch.cat([ids, run.tokens], 1)[:, :ids.shape[1] + step - 1]          # the keys at this step
     weights, pads = run.weights[step - 1], seq == PAD_ID
     leak = pads & (weights > 0.005)
     panels.append(Panel(weights, [decode(row) for row in seq], [str(j) for j in range(seq.shape[1])],
-                        title=f"step {step}: the newest query's attention\n(last block, mean over heads)",
+                        title=Bilingual(f"step {step}: the newest query's attention\n(last block, mean over heads)",
+                                        f"ステップ {step}：最新のクエリのアテンション\n"
+                                        "（最後のブロック、ヘッドの平均）"),
                         masked=pads, framed=leak, frame_color=RED, mark="!", alert=bool(leak.any()),
-                        xlabel="key slot", ylabel="item (its keys)", vmin=0.0, vmax=1.0))
+                        xlabel=Bilingual("key slot", "キーのスロット"),
+                        ylabel=Bilingual("item (its keys)", "サンプル（そのキー）"),
+                        vmin=0.0, vmax=1.0))
     same = int((run.tokens == ref.tokens).all(1).sum())
     n, on_pads = len(PROMPTS), f"{float(weights[pads].sum()):.2g}"
     summary = say(f"padding {padding}, positions {positions}, mask {mask}, KV cache {'on' if kv_cache else 'off'}: "
@@ -257,8 +262,11 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
                   f"パディング：{'左' if padding == 'left' else '右'}、位置 ID：{positions}、マスク：{mask}、"
                   f"KV キャッシュ：{'オン' if kv_cache else 'オフ'}。参照と一致するサンプルは {same}/{n}。"
                   f"ステップ {step}：パッドに乗った重み（{n} サンプルの合計）は {on_pads}")
-    return View(tuple(panels), summary, caption="numbers: the probability of each chosen token    ×: differs from "
-                "the prompt alone    hatched: a pad key (_)    !: weight on a pad    colour: 0 white to 1 dark blue")
+    return View(tuple(panels), summary, caption=Bilingual(
+        "numbers: the probability of each chosen token    ×: differs from the prompt alone    hatched: a pad key (_)"
+        "    !: weight on a pad    colour: 0 white to 1 dark blue",
+        "数値：選ばれた各トークンの確率    ×：単独のプロンプトと異なる    斜線：パッドのキー (_)    !：パッドに重み"
+        "    色：0 が白、1 が濃い青"))
 
 
 def generation_explorer() -> Explorer:
@@ -272,7 +280,9 @@ def generation_explorer() -> Explorer:
         "kv_cache": widgets.Checkbox(value=True, description="KV cache"),
         "step": widgets.IntSlider(value=2, min=1, max=STEPS, description="step"),
     }
-    return explorer(controls, generation_view)
+    return explorer(controls, generation_view, Bilingual(
+        'Padding side, position ids, mask and KV cache -> continuations and the attention at one step.',
+        'パディングの側、位置 ID、マスク、KV キャッシュ → 生成の続きと、1 ステップのアテンション'))
 
 
 EXPLORERS = (generation_explorer,)

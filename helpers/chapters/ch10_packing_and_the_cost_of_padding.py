@@ -25,7 +25,7 @@ import torch
 from helpers import arguments
 from helpers.exercises import Mistake, as_ints, as_number, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 from helpers.masks import causal_mask, key_padding_mask
 
 MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -292,7 +292,7 @@ def _layout_panel(lengths: tuple[int, ...], rows: list[list[int]], width: int, t
         pad[r, :len(row.position)] = False
     labels = ["+".join(NAMES[i] for i in members) for members in rows]
     return Panel(position, labels, [str(j) for j in range(width)], title=title, masked=pad, fmt=".0f",
-                 xlabel="slot", ylabel="row")
+                 xlabel=Bilingual("slot", "スロット"), ylabel=Bilingual("row", "行"))
 
 
 def packing_view(distribution: str = "log-normal", batch_size: int = 4, strategy: str = "pad") -> View:
@@ -306,7 +306,9 @@ def packing_view(distribution: str = "log-normal", batch_size: int = 4, strategy
         row_len = max(lengths)
         groups = packed_rows(lengths, row_len)
         cost = packed_cost(pick(lengths, groups), row_len)
-        layouts = [_layout_panel(lengths, groups, row_len, f"packed: {len(groups)} rows x {row_len} slots")]
+        title = Bilingual(f"packed: {len(groups)} rows x {row_len} slots",
+                          f"パッキング：{len(groups)} 行 × {row_len} スロット")
+        layouts = [_layout_panel(lengths, groups, row_len, title)]
         busiest = max(range(len(groups)), key=lambda r: len(groups[r]))   # the row with the most documents
         first = pack([lengths[i] for i in groups[busiest]])
         used = len(first.document)
@@ -316,19 +318,22 @@ def packing_view(distribution: str = "log-normal", batch_size: int = 4, strategy
         labels = [f"{n}{p}" for n, p in zip(names, first.position.tolist(), strict=True)]
         labels += ["·"] * (row_len - used)
         row_name = "+".join(NAMES[i] for i in groups[busiest])   # the row label of the layout table
-        mask_title = f"document mask of row {row_name}\n(same document AND causal)"
+        mask_title = Bilingual(f"document mask of row {row_name}\n(same document AND causal)",
+                               f"行 {row_name} の文書マスク\n（同じ文書 かつ 因果）")
     else:
         groups = in_order(lengths, batch_size) if strategy == "pad" else bucketed(lengths, batch_size)
         cost = padded_cost(pick(lengths, groups))
         layouts = []
         for k, g in enumerate(groups):
             width = max(lengths[i] for i in g)
-            layouts.append(_layout_panel(lengths, [[i] for i in g], width, f"batch {k}: {len(g)} x {width}"))
+            layouts.append(_layout_panel(lengths, [[i] for i in g], width, Bilingual(f"batch {k}: {len(g)} x {width}",
+                                                                                   f"バッチ {k}：{len(g)} × {width}")))
         shortest = min(groups[0], key=lambda i: lengths[i])   # the row of batch 0 with the most padding
         first, width = lengths[shortest], max(lengths[i] for i in groups[0])
         blocked = causal_mask(width) | key_padding_mask([first], width)
         labels = [f"{NAMES[shortest]}{p}" for p in range(first)] + ["pad"] * (width - first)
-        mask_title = f"mask of batch 0, row {NAMES[shortest]}\n(causal + padding)"
+        mask_title = Bilingual(f"mask of batch 0, row {NAMES[shortest]}\n(causal + padding)",
+                               f"バッチ 0、行 {NAMES[shortest]} のマスク\n（因果 + パディング）")
     mask = Panel((~blocked).float(), labels, labels, masked=blocked, fmt=".0f", title=mask_title)
     note = say(" (one dense mask per row; the batch size does not change packing)",
                "（行ごとに密なマスクが 1 つ。バッチサイズはパッキングを変えない）") if strategy == "pack" else ""
@@ -340,7 +345,8 @@ def packing_view(distribution: str = "log-normal", batch_size: int = 4, strategy
                   f"トークン {cost.useful_positionwise} 個に {cost.computed_positionwise} スロットを使い、"
                   f"位置ごとの計算の {cost.wasted_positionwise:.0%} とアテンションスコアの "
                   f"{cost.wasted_attention:.0%} が無駄になる{note}")
-    caption = "cells: the token's position inside its own sequence; hatched: padding or a blocked key"
+    caption = Bilingual("cells: the token's position inside its own sequence; hatched: padding or a blocked key",
+                        "セル：自分の系列の中でのトークンの位置。斜線：パディングか遮断されたキー")
     return View((*layouts, mask), summary, caption)
 
 
@@ -351,7 +357,9 @@ def packing_explorer() -> Explorer:
         "batch_size": widgets.ToggleButtons(options=BATCH_SIZES, value=4, description="batch size"),
         "strategy": widgets.ToggleButtons(options=STRATEGIES, value="pad", description="strategy"),
     }
-    return explorer(controls, packing_view)
+    return explorer(controls, packing_view, Bilingual(
+        "Length distribution, batch size and strategy -> the rows, the first row's mask, and the wasted fraction.",
+        '長さの分布、バッチサイズ、方式 → 行の並び、1 行のマスク、無駄になる割合'))
 
 
 EXPLORERS = (packing_explorer,)

@@ -297,6 +297,14 @@ ROUTINGS = (
     "causal mask on cross-attention",
     "tgt_is_causal=True, no tgt_mask",
 )
+ROUTINGS_JA = {   # how the Japanese edition's explorer names each routing (its dropdown, its summary)
+    "correct": "正しい渡し方",
+    "memory_key_padding_mask forgotten": "memory_key_padding_mask を忘れる",
+    "padding mask as memory_mask": "パディングマスクを memory_mask に渡す",
+    "padding mask as src_mask": "パディングマスクを src_mask に渡す",
+    "causal mask on cross-attention": "クロスアテンションに因果マスク",
+    "tgt_is_causal=True, no tgt_mask": "tgt_is_causal=True で tgt_mask なし",
+}
 
 
 def routed(routing: str, masks: Masks) -> dict:
@@ -374,6 +382,9 @@ def encoder_decoder_outcome(src_length: int = 3, tgt_length: int = 4, padding_si
 
 
 TABLES = ("encoder", "decoder", "cross")
+SOURCE_KEY, TARGET_KEY = Bilingual("source key", "ソースのキー"), Bilingual("target key", "ターゲットのキー")
+SOURCE_QUERY = Bilingual("source query", "ソースのクエリ")
+TARGET_QUERY = Bilingual("target query", "ターゲットのクエリ")
 
 
 def _table_name(table: str) -> str:
@@ -385,8 +396,8 @@ def _table_name(table: str) -> str:
 
 
 def _notes(outcome: Outcome, table: str) -> list[Bilingual]:
-    """What is wrong in one table, each note in both languages: the panel titles (drawn in the figures) take the
-    English, the summary the current language."""
+    """What is wrong in one table, each note in both languages (the panels are cached: their titles keep both, and
+    the summary says the current language)."""
     notes = []
     if outcome.leaks[table]:
         top = f"{outcome.leaks[table]:.2f}"
@@ -453,10 +464,12 @@ def encoder_decoder_view(src_length: int = 3, tgt_length: int = 4, padding_side:
     summary = say(f"source {src_length} real + {src_pads} pads, target {tgt_length} real + {tgt_pads} pads, "
                   f"{padding_side} padding, {routing}: {verdict}; {moved}",
                   f"ソースは実トークン {src_length} + パッド {src_pads}、ターゲットは実トークン {tgt_length} + "
-                  f"パッド {tgt_pads}、{side}パディング、{routing}：{verdict}。{moved}")
+                  f"パッド {tgt_pads}、{side}パディング、{ROUTINGS_JA[routing]}：{verdict}。{moved}")
     return View(outcome.panels, summary,
-                caption="hatched: blocked by the correct masks    red frame, !: weight on a blocked cell    "
-                        "weights: mean over 2 heads, item 0")
+                caption=Bilingual("hatched: blocked by the correct masks    red frame, !: weight on a blocked cell    "
+                                  "weights: mean over 2 heads, item 0",
+                                  "斜線：正しいマスクが遮断するセル    赤枠と !：遮断されたセルに重み    "
+                                  "重み：2 ヘッドの平均、サンプル 0"))
 
 
 @functools.cache
@@ -492,9 +505,11 @@ def _outcome(src_length: int, tgt_length: int, padding_side: str, routing: str) 
     change = (output - reference).abs().amax(-1).masked_fill(~real_tgt, 0)   # (N, T)
     moved_items = [n for n in range(change.shape[0]) if change[n].max() > 1e-4]
     leaks_of, hidden_of, dead_of, found = {}, {}, {}, {}
-    tables = (("encoder", "encoder self-attention", masks.encoder[0], src_words[0], src_words[0]),
-              ("decoder", "decoder self-attention", masks.decoder[0], tgt_words[0], tgt_words[0]),
-              ("cross", "cross-attention", masks.cross[0], tgt_words[0], src_words[0]))
+    tables = (("encoder", Bilingual("encoder self-attention", "エンコーダの自己アテンション"), masks.encoder[0],
+               src_words[0], src_words[0]),
+              ("decoder", Bilingual("decoder self-attention", "デコーダの自己アテンション"), masks.decoder[0],
+               tgt_words[0], tgt_words[0]),
+              ("cross", Bilingual("cross-attention", "クロスアテンション"), masks.cross[0], tgt_words[0], src_words[0]))
     for key, _, blocked, _, _ in tables:
         found[key] = trace.weights[key][0].mean(0)               # (L, S), mean over heads
         used = found[key] > 1e-6
@@ -508,13 +523,14 @@ def _outcome(src_length: int, tgt_length: int, padding_side: str, routing: str) 
                       (change[0] > 1e-4).nonzero().flatten().tolist(), float(change.max()))
     panels = []
     for key, title, blocked, rows, cols in tables:
-        notes = [note.en for note in _notes(outcome, key)]
-        panels.append(Panel(found[key], rows, cols, title=f"{title} ({len(rows)} × {len(cols)})"
-                            + ("\n" + "; ".join(notes) if notes else "\nOK"),
-                            masked=blocked, framed=(found[key] > 1e-6) & blocked, frame_color=RED,
-                            alert=bool(notes), mark="!",
-                            xlabel="source key" if key != "decoder" else "target key",
-                            ylabel="target query" if key != "encoder" else "source query"))
+        notes = _notes(outcome, key)
+        shape = f" ({len(rows)} × {len(cols)})"
+        panels.append(Panel(found[key], rows, cols, masked=blocked, framed=(found[key] > 1e-6) & blocked,
+                            frame_color=RED, alert=bool(notes), mark="!",
+                            title=Bilingual(title.en + shape + "\n" + ("; ".join(n.en for n in notes) or "OK"),
+                                            title.ja + shape + "\n" + ("、".join(n.ja for n in notes) or "OK")),
+                            xlabel=SOURCE_KEY if key != "decoder" else TARGET_KEY,
+                            ylabel=TARGET_QUERY if key != "encoder" else SOURCE_QUERY))
     return outcome._replace(panels=tuple(panels))
 
 
@@ -524,10 +540,13 @@ def encoder_decoder_explorer() -> Explorer:
         "src_length": widgets.IntSlider(value=3, min=1, max=S_MAX, description="source length"),
         "tgt_length": widgets.IntSlider(value=4, min=1, max=T_MAX, description="target length"),
         "padding_side": widgets.ToggleButtons(options=list(PADDING_SIDES), value="right", description="padding"),
-        "routing": widgets.Dropdown(options=ROUTINGS, value="correct", description="masks passed",
+        "routing": widgets.Dropdown(options=[(say(r, ROUTINGS_JA[r]), r) for r in ROUTINGS], value="correct",
+                                    description="masks passed",
                                     layout=widgets.Layout(width="28em"), style={"description_width": "6.5em"}),
     }
-    return explorer(controls, encoder_decoder_view)
+    return explorer(controls, encoder_decoder_view, Bilingual(
+        'Source and target lengths, padding side and the mask arguments passed -> the three tables of item 0.',
+        'ソースとターゲットの長さ、パディングの側、渡したマスクの引数 → サンプル 0 の 3 つの表'))
 
 
 EXPLORERS = (encoder_decoder_explorer,)

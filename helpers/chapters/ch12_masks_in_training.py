@@ -27,7 +27,7 @@ from helpers import arguments
 from helpers.chapters.ch09_batched_generation import TinyLM
 from helpers.exercises import Mistake, as_tensor, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 from helpers.masks import causal_mask, key_padding_mask, left_pad
 from helpers.training import Adam, deterministic
 
@@ -456,16 +456,19 @@ def training_view(length_0: int = 3, length_1: int = 5, padding: str = "left", f
     got = lab(lengths, padding, fill, loss, pooling)
     pads = ~got.real
     slots = [str(j) for j in range(S)]
-    items = [f"item {i} (length {n})" for i, n in enumerate(lengths)]
+    items = [say(f"item {i} (length {n})", f"サンプル {i}（長さ {n}）") for i, n in enumerate(lengths)]
     on_pads = pads & (got.weights != 0)
-    weights = Panel(got.weights, items, slots, title="weight of each slot's output in the loss",
+    slot = Bilingual("slot", "スロット")
+    weights = Panel(got.weights, items, slots, title=Bilingual("weight of each slot's output in the loss",
+                                                               "損失の中での各スロットの出力の重み"),
                     masked=pads & ~on_pads, framed=on_pads, frame_color=RED, mark="!", fmt=".3f",
-                    alert=bool(on_pads.any()), xlabel="slot", ylabel="")
+                    alert=bool(on_pads.any()), xlabel=slot, ylabel="")
     moved = got.real & ~(got.change <= 1e-5)
     shown = got.change.masked_fill(pads | (got.change <= 1e-5), 0.0)   # rounding below 1e-5 shows as 0
     change = Panel(shown, items, slots,
-                   title="real tokens: |gradient change| vs unpadded", masked=pads, framed=moved, frame_color=RED,
-                   mark="×", alert=bool(moved.any()), fmt=".2g", xlabel="slot", ylabel="")
+                   title=Bilingual("real tokens: |gradient change| vs unpadded",
+                                   "実トークン：パディングなしとの |勾配の変化|"), masked=pads, framed=moved,
+                   frame_color=RED, mark="×", alert=bool(moved.any()), fmt=".2g", xlabel=slot, ylabel="")
     if not got.loss_finite:
         verdict = say("the loss itself is NaN", "損失そのものが NaN")
     elif got.nonfinite:
@@ -489,8 +492,10 @@ def training_view(length_0: int = 3, length_1: int = 5, padding: str = "left", f
                   f"row(s); {verdict}; {same}",
                   f"長さ {list(lengths)}、{SIDES_JA[padding]}パディング、因果マスク、{FILLS_JA[fill]}、{head}。"
                   f"死んだ行は {got.dead} 個。{verdict}。{same}")
-    caption = ("hatched: a pad (left: weight 0; right: no unpadded run to compare, shown as 0); ! a pad that the "
-               "loss reads; × a real token whose gradient moved")
+    caption = Bilingual("hatched: a pad (left: weight 0; right: no unpadded run to compare, shown as 0); ! a pad "
+                        "that the loss reads; × a real token whose gradient moved",
+                        "斜線：パッド（左は重み 0。右は比べるパディングなしの実行がないので 0 と表示）。"
+                        "!：損失が読むパッド。×：勾配が動いた実トークン")
     return View((weights, change), summary, caption)
 
 
@@ -504,7 +509,9 @@ def training_explorer() -> Explorer:
         "loss": widgets.Dropdown(options=LOSSES, value="token mean", description="loss"),
         "pooling": widgets.Dropdown(options=VIEW_POOLINGS, value=VIEW_POOLINGS[0], description="pooling"),
     }
-    return explorer(controls, training_view)
+    return explorer(controls, training_view, Bilingual(
+        'Lengths, padding side, fill, loss and pooling -> loss weights per slot and the gradient change.',
+        '長さ、パディングの側、埋め値、損失、プーリング → スロットごとの損失の重みと勾配の変化'))
 
 
 EXPLORERS = (training_explorer,)

@@ -33,7 +33,7 @@ from helpers.chapters.ch10_packing_and_the_cost_of_padding import sliding_window
 from helpers.checks import receptive_field
 from helpers.exercises import Mistake, as_ints, blocked_mask, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 
 MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 CONVENTIONS = ("keys", "left")
@@ -341,14 +341,18 @@ def mask_view(width: int = 3, prefix: int = 0, sinks: int = 0, chunk: int = 4, l
     rows = blocked[last:]
     wrong = blocked[:L - last] != rows                      # top-left: the chunk's rows read as positions 0, 1, ...
     panels = (
-        Panel((~blocked).float(), labels, labels, title=f"1 layer: window {width}, prefix {prefix}, sinks {sinks}",
-              masked=blocked, fmt=".0f"),
-        Panel((~field).float(), labels, labels, title=f"{layers} layer(s): what each query can reach",
-              masked=field, fmt=".0f", xlabel="input position"),
-        Panel(torch.stack([one, many], 1).float(), labels, ["1 layer", f"{layers} layer(s)"],
-              title="keys per query", fmt=".0f", xlabel=""),
-        Panel((~rows).float(), labels[last:], labels, title=f"last chunk: {L - last} queries x {L} keys "
-              f"({last} cached)", masked=rows, fmt=".0f", framed=wrong, frame_color=RED, mark="×"),
+        Panel((~blocked).float(), labels, labels, masked=blocked, fmt=".0f",
+              title=Bilingual(f"1 layer: window {width}, prefix {prefix}, sinks {sinks}",
+                              f"1 層：ウィンドウ {width}、プレフィックス {prefix}、シンク {sinks}")),
+        Panel((~field).float(), labels, labels, masked=field, fmt=".0f",
+              title=Bilingual(f"{layers} layer(s): what each query can reach", f"{layers} 層：各クエリが届く範囲"),
+              xlabel=Bilingual("input position", "入力の位置")),
+        Panel(torch.stack([one, many], 1).float(), labels,
+              [say("1 layer", "1 層"), say(f"{layers} layer(s)", f"{layers} 層")],
+              title=Bilingual("keys per query", "クエリごとのキーの数"), fmt=".0f", xlabel=""),
+        Panel((~rows).float(), labels[last:], labels, masked=rows, fmt=".0f", framed=wrong, frame_color=RED, mark="×",
+              title=Bilingual(f"last chunk: {L - last} queries x {L} keys ({last} cached)",
+                              f"最後のチャンク：クエリ {L - last} 個 × キー {L} 個（{last} 個はキャッシュ済み）")),
     )
     reach = int(many[-1])
     formula = prefix == 0 and sinks == 0 and reach == layers * (width - 1) + 1
@@ -365,7 +369,8 @@ def mask_view(width: int = 3, prefix: int = 0, sinks: int = 0, chunk: int = 4, l
                   f"{'一致する' if all(agree.values()) else '一致しない'}。マスク全体を 1 つの mask_mod で"
                   f"書くと{'同じマスクになる' if mod_agrees else '違うマスクになる'}。最後のチャンクは "
                   f"{L - last} × {L} で、左上揃えにすると {int(wrong.sum())} 個のセルを誤る")
-    caption = "1: may attend    hatched: blocked    ×: a top-left-aligned chunk mask gets this cell wrong"
+    caption = Bilingual("1: may attend    hatched: blocked    ×: a top-left-aligned chunk mask gets this cell wrong",
+                        "1：参照してよい    斜線：遮断    ×：左上にそろえたチャンクのマスクはこのセルを誤る")
     return View(panels, summary, caption)
 
 
@@ -379,7 +384,11 @@ def mask_explorer() -> Explorer:
         "chunk": widgets.IntSlider(value=4, min=1, max=LENGTH, description="chunk"),
         "layers": widgets.IntSlider(value=2, min=1, max=LAYERS, description="layers"),
     }
-    return explorer(controls, mask_view)
+    return explorer(controls, mask_view, Bilingual(
+        "Window width, prefix length, sinks, chunk size and layers -> the mask, its receptive field, keys per "
+        "query, the last chunk, and whether the window's spellings agree.",
+        "ウィンドウの幅、プレフィックスの長さ、シンク、チャンクの大きさ、層の数 → マスク、受容野、クエリごとの"
+        "キーの数、最後のチャンク、ウィンドウの書き方が一致するか"))
 
 
 EXPLORERS = (mask_explorer,)

@@ -37,7 +37,7 @@ from helpers.attention import probe_qk
 from helpers.checks import check_mask_pattern, infer_mask
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 from helpers.library import tiny
 from helpers.masks import causal_mask
 
@@ -668,7 +668,9 @@ def decider_explorer() -> Explorer:
         "is_causal": widgets.Dropdown(options=FLAGS, value="missing", description="is_causal"),
         "config": widgets.Dropdown(options=CONFIGS, value="bidirectional", description="config"),
     }
-    return explorer(controls, decider_view)
+    return explorer(controls, decider_view, Bilingual(
+        "Mask, the module's is_causal and the config -> what transformers' sdpa integration applied, and who decided.",
+        'マスク、モジュールの is_causal、config → transformers の sdpa 統合が適用したマスクと、それを決めたもの'))
 
 
 EXPLORERS = (decider_explorer,)

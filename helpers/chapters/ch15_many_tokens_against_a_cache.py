@@ -29,7 +29,7 @@ from helpers import arguments
 from helpers.chapters.ch09_batched_generation import TinyLM, trained_model
 from helpers.exercises import Mistake, as_ints, blocked_mask, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 from helpers.library import tiny
 from helpers.masks import causal_mask
 
@@ -519,7 +519,11 @@ def cache_explorer() -> Explorer:
         "mask": widgets.Dropdown(options=list(EXPLORER_MASKS), value="offset mask", description="built with",
                                  style=style),
     }
-    return explorer(controls, cache_view)
+    return explorer(controls, cache_view, Bilingual(
+        "Cache length, new tokens, tree shape, sink logit and the mask's construction -> the mask, position ids, "
+        "weights, and whether the outputs equal the serial run.",
+        "キャッシュの長さ、新しいトークン、木の形、シンクのロジット、マスクの作り方 → マスク、位置 ID、重み、"
+        "出力が逐次の実行と等しいか"))
 
 
 EXPLORERS = (cache_explorer,)

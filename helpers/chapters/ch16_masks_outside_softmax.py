@@ -27,7 +27,7 @@ from torch import nn
 from helpers import arguments
 from helpers.exercises import Mistake, as_ints, call, exercise, wrong_kind
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 from helpers.masks import causal_mask, key_padding_mask
 
 DIM, KERNEL = 4, 4
@@ -414,7 +414,9 @@ def hybrid_explorer() -> Explorer:
         "attention": widgets.Dropdown(options=masking, value="masked", description=say("attention", "アテンション"),
                                       style=style),
     }
-    return explorer(controls, hybrid_view)
+    return explorer(controls, hybrid_view, Bilingual(
+        "Padding side, batch size and each layer's masking -> the dependence after each layer, live.",
+        'パディングの側、バッチサイズ、各層のマスク → 各層の後の依存関係'))
 
 
 EXPLORERS = (hybrid_explorer,)

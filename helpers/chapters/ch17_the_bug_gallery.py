@@ -796,7 +796,9 @@ def gallery_explorer() -> Explorer:
     """A gallery entry and a variant -> the masks expected and inferred, and diagnose's finding codes."""
     controls = {"entry": widgets.Dropdown(options=KEYS, value="packing", description="entry"),
                 "variant": widgets.ToggleButtons(options=VARIANTS, value="buggy", description="variant")}
-    return explorer(controls, gallery_view)
+    return explorer(controls, gallery_view, Bilingual(
+        "A gallery entry and a variant -> the masks expected and inferred, and diagnose's finding codes.",
+        'ギャラリーの 1 つのバグと版 → 期待するマスクと推定したマスク、diagnose の所見コード'))
 
 
 EXPLORERS = (gallery_explorer,)

@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from browserlib import ROOT, SITE_CHAPTERS, offline_page
+from framelib import MEASURE, explorers_built, problems
 
 from tools import site
 
@@ -140,7 +141,7 @@ def test_pages_fit_the_screen(browser, built, shots, viewport, shown):
             page.wait_for_timeout(300)   # the explorer's iframe takes its height
             width = page.evaluate("() => document.documentElement.scrollWidth")
             assert width <= viewport["width"], f"{edition}/{name}: the page is {width} px wide (scrolls sideways)"
-            for image in page.locator("article img").all():
+            for image in page.locator("article img:not(.site-wide-figure)").all():   # a wide one scrolls inside
                 box = image.bounding_box()
                 assert box is None or box["x"] + box["width"] <= viewport["width"] + 1, f"{name}: a figure overflows"
             page.screenshot(path=shots / f"{edition}-{name}-{viewport['width']}.png", full_page=True)
@@ -196,6 +197,31 @@ COVERED_TEXT = """(button) => {
   }
   return hits;
 }"""
+
+
+MIN_FIGURE = 220   # px: no figure shown shorter (or its own height): a panel of a wide one ~150 px (site frames.js)
+FIGURES = """() => [...document.querySelectorAll("article div.cell_output img")].map(img => {
+  const box = img.getBoundingClientRect(), out = img.closest("div.cell_output").getBoundingClientRect();
+  return {height: box.height, natural: img.naturalHeight, outRight: out.right, src: img.src.slice(-40)};
+})"""
+
+
+def harness(folder: Path, edition: str, width: float, explorers: Path) -> Path:
+    """A page holding, in iframes as wide as the site's text column (`width` px), every chapter's static explorer
+    of the edition as the site embeds it (?embed#explorer-N), sized by the site's own script (site.js)."""
+    from helpers import chapters
+
+    source = explorers if edition == "en" else explorers / edition
+    frames = "".join(
+        f'<iframe class="site-explorer" title="{name}" src="{(source / (name[2:] + ".html")).as_uri()}'
+        f'?embed#explorer-{k + 1}" style="display:block;width:{width}px;height:32em;border:1px solid #ccc"></iframe>'
+        for chapter, name in chapters.chapters().items() for k in range(len(chapters.explorers(chapter))))
+    script = (site.THEME / "static" / "site.js").read_text(encoding="utf-8")
+    page = folder / f"frames-{edition}-{int(width)}.html"
+    page.write_text(f"<!DOCTYPE html><html><body style='margin:0'>{frames}<script>{script}</script></body></html>",
+                    encoding="utf-8")
+    assert source.is_dir(), source
+    return page
 
 
 @pytest.mark.browser
@@ -290,3 +316,47 @@ def test_the_book_as_a_pdf(browser, built, tmp_path, edition):
     else:                 # chapter 2's figures and its explorer's first view (a picture in place of the iframe)
         assert book.images >= 3
         assert _flat(pdf.WORDS["en"]["explorer"]) in "".join(text)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_every_explorer_and_figure_fits_the_sites_frames(browser, built, shots, viewport, tmp_path):
+    """Each static explorer's document fits its iframe on a phone and a desktop, in both editions (no scrolling
+    inside, nothing past the frame's right edge: wide tables reflow, or scroll inside their panel), measured from
+    inside: chapter 2's on its page, every chapter's in a frame as wide as that page's; on a phone, no figure is
+    shown shorter than MIN_FIGURE px (or its own height), and a wider one scrolls inside its output."""
+    out, _ = built
+    explorers = explorers_built()
+    wrong = []
+    with offline_page(browser, viewport) as offline:
+        page = offline.page
+        page.goto((out / "en" / "02_softmax_on_masked_rows.html").as_uri(), wait_until="load")
+        frame = page.locator("iframe.site-explorer")
+        frame.scroll_into_view_if_needed()
+        frame.content_frame.locator(".static-explorer.ready").wait_for(timeout=15_000)
+        page.wait_for_function("() => document.querySelector('iframe.site-explorer').style.height !== '32em'")
+        page.wait_for_timeout(200)
+        width = frame.evaluate("f => f.clientWidth")
+        wrong += [f"02 on its page: {p}" for p in problems(frame.element_handle().content_frame().evaluate(MEASURE, 1))]
+        frame.screenshot(path=shots / f"explorer-02-en-{viewport['width']}.png")
+        if viewport is PHONE:
+            for figure in page.evaluate(FIGURES):
+                least = min(MIN_FIGURE, figure["natural"]) - 1
+                assert figure["height"] >= least, f"a figure {figure['height']:.0f} px tall on a phone: {figure}"
+                assert figure["outRight"] <= viewport["width"] + 1, f"a figure's output overflows: {figure}"
+        for edition in site.EDITIONS:
+            page.goto(harness(tmp_path, edition, width, explorers).as_uri(), wait_until="load")
+            handles = page.locator("iframe.site-explorer").element_handles()
+            assert len(handles) >= 15, "every chapter's explorer"
+            for handle in handles:   # Chromium renders a frame out of view only once it scrolls into view
+                handle.scroll_into_view_if_needed()
+                handle.content_frame().wait_for_selector(".static-explorer.ready", timeout=15_000)
+                page.wait_for_function("f => f.style.height !== '32em'", arg=handle, timeout=10_000)
+                page.wait_for_timeout(100)
+                found = problems(handle.content_frame().evaluate(MEASURE, 1))
+                wrong += [f"{edition} {handle.get_attribute('title')}: {p}" for p in found]
+            if viewport is PHONE and edition == "ja":
+                page.locator("iframe.site-explorer").nth(10).screenshot(path=shots / "explorer-11-ja-375.png")
+        assert not offline.errors and not offline.refused, (offline.errors, offline.refused)
+    assert not wrong, f"{len(wrong)} explorer frames do not fit ({viewport['width']} px):\n" + "\n".join(wrong)
+    assert width <= viewport["width"]

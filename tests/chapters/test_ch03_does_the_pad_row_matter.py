@@ -71,8 +71,8 @@ def test_explorer_hatches_the_pad_rows_exactly_where_they_are_masked():
     for policy, hatched in {"leave": 10, "uniform": 16, "-inf": 16, "zero": 10}.items():
         view = ch03.pad_rows_view(policy, "none")
         assert int(view.panels[0].masked.sum()) == hatched
-        assert view.caption.startswith("hatched: masked before softmax")
-    assert "zeroed after softmax, not masked" in ch03.pad_rows_view("zero", "none").caption
+        assert view.caption.en.startswith("hatched: masked before softmax")
+    assert "zeroed after softmax, not masked" in ch03.pad_rows_view("zero", "none").caption.en
 
 
 def _chapter_data():

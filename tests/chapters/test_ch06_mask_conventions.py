@@ -66,7 +66,7 @@ def test_default_is_the_classic_bug():
     assert "reads pad keys (up to 0.95)" in summary
     (panel,) = view.panels
     assert panel.framed.sum() == 13  # every hatched cell of the 5x5 carries weight: 3 future cells + 2 pad columns of 5
-    assert "WRONG" in panel.title and panel.alert
+    assert "WRONG" in panel.title.en and "誤り" in panel.title.ja and panel.alert
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,7 @@ def test_default_is_the_classic_bug():
 def test_summaries(convention, api, convert, padding, expected):
     view = mask_convention_view(convention, api, convert, padding)
     assert view.summary.endswith(f"{padding} padding: {expected}")
-    nan_label = "NaN rows are the lesson" in view.panels[0].title
+    nan_label = "NaN rows are the lesson" in view.panels[0].title.en
     assert nan_label == ("NaN" in expected)
 
 

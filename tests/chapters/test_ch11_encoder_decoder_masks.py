@@ -247,7 +247,8 @@ def test_the_outcome_holds_the_summarys_numbers():
     left = ch11.encoder_decoder_outcome(3, 4, "left", "causal mask on cross-attention")
     assert left.dead_rows == {"encoder": [], "decoder": [], "cross": [0, 1]}
     assert left.hidden_rows["cross"] == [2, 3] and left.leaks["cross"] == 0
-    assert "no visible key in rows 0, 1" in left.panels[2].title          # the panel titles stay English
+    assert "no visible key in rows 0, 1" in left.panels[2].title.en       # each title in both languages
+    assert "行 0, 1 に見えるキーなし" in left.panels[2].title.ja
     forgotten = ch11.encoder_decoder_outcome(routing="memory_key_padding_mask forgotten")
     assert forgotten.moved_items == [0, 2, 3] and forgotten.moved_positions == [0, 1, 2, 3]
     assert forgotten.leaks["cross"] > 0 and forgotten.leaks["encoder"] == 0
@@ -266,14 +267,14 @@ def test_the_summary_speaks_japanese_and_english_is_unchanged():
         japanese = ch11.encoder_decoder_view(routing="memory_key_padding_mask forgotten")
         assert japanese.summary == (
             "ソースは実トークン 3 + パッド 2、ターゲットは実トークン 4 + パッド 0、右パディング、"
-            "memory_key_padding_mask forgotten：クロスアテンションがソースのパッドを読む。クロスアテンション："
+            "memory_key_padding_mask を忘れる：クロスアテンションがソースのパッドを読む。クロスアテンション："
             "遮断されたセルに重み（最大 0.25）。ターゲットの実トークンの出力が、サンプル [0, 2, 3] で最大 0.65 動く"
             "（サンプル 0 では位置 [0, 1, 2, 3]）")
-        assert japanese.panels[2].title.endswith("weight on blocked cells (up to 0.25)")   # figures stay English
+        assert japanese.panels[2].title.ja.endswith("遮断されたセルに重み（最大 0.25）")   # drawn in Japanese
         correct = ch11.encoder_decoder_view().summary
-        assert "correct：正しい。ターゲットの実トークンの出力はどれも動かない" in correct
+        assert "正しい渡し方：正しい。ターゲットの実トークンの出力はどれも動かない" in correct
         left = ch11.encoder_decoder_view(padding_side="left", routing="causal mask on cross-attention").summary
-        assert ("左パディング、causal mask on cross-attention：ターゲットのクエリ i はソースの語 0..i しか読めない。"
+        assert ("左パディング、クロスアテンションに因果マスク：ターゲットのクエリ i はソースの語 0..i しか読めない。"
                 "クロスアテンション：行 2, 3 で許されたキーに重みなし、行 0, 1 に見えるキーなし") in left
         hint = ch11.encoder_decoder_view(routing="tgt_is_causal=True, no tgt_mask").summary
         assert "マスクではなくヒントなので" in hint and "デコーダの自己アテンション：遮断されたセルに重み" in hint
@@ -287,8 +288,8 @@ def test_the_summary_speaks_japanese_and_english_is_unchanged():
 
 
 def test_each_note_is_one_value_in_both_languages():
-    """A table's notes are made once, each in both languages: its English in the panel's title, its Japanese in
-    the Japanese summary, with the same numbers (no list of English notes to keep in step with a Japanese one)."""
+    """A table's notes are made once, each in both languages: in the panel's title (both languages) and in the
+    Japanese summary, with the same numbers (no list of English notes to keep in step with a Japanese one)."""
     several = 0
     for padding_side in ch11.PADDING_SIDES:
         for routing in ch11.ROUTINGS:
@@ -303,7 +304,8 @@ def test_each_note_is_one_value_in_both_languages():
                 assert all(isinstance(note, Bilingual) for note in notes)
                 several += len(notes) > 1
                 for note in notes:
-                    assert note.en in panel.title and note.ja in japanese, (routing, table, note)
+                    assert note.en in panel.title.en and note.ja in panel.title.ja, (routing, table, note)
+                    assert note.ja in japanese, (routing, table, note)
                     assert re.findall(r"\d[\d.]*", note.en) == re.findall(r"\d[\d.]*", note.ja), note
     assert several, "some table has two notes or more, in the order both languages list them"
 

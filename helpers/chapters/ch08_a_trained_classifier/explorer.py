@@ -20,7 +20,7 @@ from helpers.chapters.ch08_a_trained_classifier.training import (
     trained,
 )
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import listed, say
+from helpers.language import Bilingual, listed, say
 from helpers.training import deterministic
 
 # Test sentences to pick from (without <cls>): short and long, negated or not, one clause or two.
@@ -94,17 +94,22 @@ def classifier_view(sentence: str = SENTENCES[1], pad_to: int = 20, mask: str = 
                          f"{'肯定' if p > 0.5 else '否定'}、"
                          f"肯定の確率 {p:.2f}（パディングなしの {p_alone:.2f} から"
                          f"{'予測が変わった' if moved else '予測は同じ'}）"))
-        rows += [f"{name} · block 1", f"{name} · block 2"]
+        short = say(name, "マスクあり" if masked_model else "マスクなし")
+        rows += [f"{short} · {say('block', 'ブロック')} {b}" for b in (1, 2)]
         matrices.append(cls_rows)
         hidden += [pad if use_mask else torch.zeros_like(pad)] * 2
     truth = say("positive", "肯定") if label else say("negative", "否定")
     panel = Panel(torch.cat(matrices), rows, cols, masked=torch.stack(hidden), alert=alert,
-                  title=f"<cls> attention, padded to {pad_to}, mask {mask}", xlabel="key", ylabel="")
+                  title=Bilingual(f"<cls> attention, padded to {pad_to}, mask {mask}",
+                                  f"<cls> のアテンション、長さ {pad_to} までパディング、マスクは{MASK_MODES_JA[mask]}"),
+                  ylabel="")
     models = listed(parts, by="sentence")
     summary = say(f"pad to {pad_to}, mask {mask}: {models}. True label: {truth}",
                   f"長さ {pad_to} までパディング、マスクは{MASK_MODES_JA[mask]}：{models}。正解ラベル：{truth}")
     return View((panel,), summary,
-                caption="each row: the <cls> query's weights over the keys    hatched: masked pad keys (weight 0)")
+                caption=Bilingual("each row: the <cls> query's weights over the keys    hatched: masked pad keys "
+                                  "(weight 0)",
+                                  "各行：<cls> のクエリがキーに置く重み    斜線：マスクしたパッドのキー（重み 0）"))
 
 
 def classifier_explorer() -> Explorer:
@@ -116,7 +121,9 @@ def classifier_explorer() -> Explorer:
         "mask": widgets.ToggleButtons(options=[(say(m, MASK_MODES_JA[m]), m) for m in MASK_MODES], value="as trained",
                                       description=say("mask", "マスク")),
     }
-    return explorer(controls, classifier_view)
+    return explorer(controls, classifier_view, Bilingual(
+        "Sentence, pad length and the mask at inference -> both trained models' predictions and <cls> attention.",
+        '文、パディングの長さ、推論時のマスク → 学習済みの 2 つのモデルの予測と <cls> のアテンション'))
 
 
 def highlight_html(tokens: list[str], weights: torch.Tensor, title: str = "") -> str:
