@@ -46,6 +46,11 @@ import nbformat
 
 from tools import links, series
 
+try:
+    import fcntl  # POSIX; on Windows the export is not shared between processes
+except ImportError:   # pragma: no cover
+    fcntl = None
+
 ROOT = links.ROOT
 THEME = ROOT / "tools" / "site_theme"
 KATEX = ROOT / "tools" / "vendor" / "katex-0.19.1"
@@ -457,11 +462,19 @@ def export_explorers(out: Path, chapters: list[str] | None = None) -> list[Path]
     out/explorers/ja/ (a file made from the same code, explorers_key, is kept)."""
     import torch
 
+    torch.set_num_threads(1)   # the explorers' tiny tensors
+    folder = out / EXPLORERS_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".explorers.lock", "w") as lock:   # test workers share build/site: one writes, the others wait
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        return _export_explorers(out, folder, chapters)
+
+
+def _export_explorers(out: Path, folder: Path, chapters: list[str] | None) -> list[Path]:
     from helpers import chapters as known
     from tools import static_explorers
 
-    torch.set_num_threads(1)   # the explorers' tiny tensors
-    folder = out / EXPLORERS_DIR
     stamp = folder / ".made-from"
     made_from = explorers_key()
     if not stamp.exists() or stamp.read_text() != made_from:
