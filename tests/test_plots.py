@@ -96,6 +96,7 @@ def test_bad_tables_are_refused_with_the_argument_named(draw, kwargs, error, mes
     assert not plt.get_fignums(), "no figure is left open"
 
 
+@pytest.mark.slow   # a fresh interpreter importing helpers (~4 s): in make test, not in make unit
 def test_importing_helpers_leaves_matplotlib_settings_alone():
     """In a fresh interpreter: importing every helpers module and drawing changes no global rcParams."""
     code = """if True:

@@ -66,6 +66,7 @@ def test_training_is_deterministic_and_restores_settings():
     assert len(a.history.step_loss) == -(-ch08.TRAIN_SIZE // ch08.BATCH)
 
 
+@pytest.mark.slow   # trains twice (~5 s): in make test, not in make unit
 def test_training_both_at_once_gives_the_same_numbers():
     """train_both runs the two trainings in two threads: the same models and histories as one after the other.
     trained_pair() trains through train_both on its first call, then caches the pair for the tests below."""

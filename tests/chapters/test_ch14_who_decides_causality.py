@@ -293,6 +293,7 @@ def test_kernel_decisions_give_step_2s_table(models):
         ch14.kernel_decisions({"llama": models["llama"]})
 
 
+@pytest.mark.slow   # transformers models (~4 s): in make test, not in make unit
 def test_bug_findings_and_same_when_padded():
     findings = ch14.bug_findings()
     assert set(findings) == {(name, label) for name in ch14.BUGS for label in ("buggy", "fixed")}
