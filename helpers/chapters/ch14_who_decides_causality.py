@@ -732,8 +732,8 @@ def check_1(answer: object) -> None:
     if words[0] != expected[0]:
         raise Mistake("situation 1: a module without is_causal is not treated as False; where does the integration "
                       "take is_causal from when the module has none?",
-                      "状況 1 では、is_causal を持たないモジュールは False としては扱われない。モジュールが持たない"
-                      "とき、統合部は is_causal をどこから取るかを考えること")
+                      "状況 1 では、is_causal を持たないモジュールは False としては扱われない。モジュールがこの属性を"
+                      "持たないとき、統合部が is_causal の値をどこから取るかを考えること")
     if words[2] != expected[2]:
         raise Mistake(f"situation 3: a mask is given; which condition of `{LINE_148}` does that break? Then "
                       "ask what this mask blocks",
@@ -913,7 +913,7 @@ def check_2(answer: object) -> None:
                           "マスクを作り、このモジュールはそこで振る舞いが変わる")
         if leak and hint == "sign":
             raise Mistake(missed + "its earlier outputs move down, not up; a move down is a move too",
-                          missed_ja + "このモジュールの前の出力は上ではなく下に動く。下に動くのも動いたうちである")
+                          missed_ja + "このモジュールでは、前の出力が増えるのではなく減る。減る向きの変化も漏れである")
         if leak and hint == "position":
             raise Mistake(missed + "it moves one earlier output only, and not output 0; every output before the "
                           "changed position must stay",
@@ -922,8 +922,8 @@ def check_2(answer: object) -> None:
         if leak and hint == "feature":
             raise Mistake(missed + "it moves one feature of the earlier outputs by a little; an average over "
                           "outputs and features dilutes that, and one moved number is already a leak",
-                          missed_ja + "このモジュールは前の出力の特徴量 1 つだけを少し動かす。出力と特徴量で平均すると"
-                          "薄まってしまうが、動いた数が 1 つでもあれば漏れである")
+                          missed_ja + "このモジュールは前の出力の特徴量 1 つだけを少し動かす。出力と特徴量について"
+                          "平均すると変化が薄まるが、1 つの値でも動けば漏れである")
         if leak:
             raise Mistake(missed + "a leak can be tiny; any move of an output before the changed position is a leak",
                           missed_ja + "漏れはごく小さいこともある。変えた位置より前の出力が少しでも動けば漏れである")

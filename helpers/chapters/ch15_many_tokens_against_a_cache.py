@@ -591,7 +591,7 @@ def check_1(answer: object, parents: tuple[int, ...], offset: int) -> None:
     if got == tuple(range(offset, offset + len(parents))):
         raise Mistake("that numbers the nodes in the order they are listed; a node's position is how far down the "
                       "tree it is, so siblings share one",
-                      "それはノードに並んだ順の番号を振っている。位置は木をどれだけ下ったかで決まるので、"
+                      "それはノードを並んだ順に数えた番号である。位置は木をどれだけ下ったかで決まるので、"
                       "兄弟どうしは同じ位置になる")
     if got == tuple(e - offset for e in expected):
         raise Mistake("the cached tokens are missing: the tree's roots come right after them",

@@ -974,7 +974,7 @@ def _check_fix(n: int, answer: object) -> None:
         kind, detail = ((raised.group(1), _first_line(raised.group(2), 120)) if raised else
                         ("an error", _first_line(text)))
         raise Mistake(f"your module raised {kind} when diagnose ran its {check} check ({detail})",
-                      f"diagnose が{CHECKS_JA.get(check, check)}の検査で書いたモジュールを実行すると、"
+                      f"diagnose の{CHECKS_JA.get(check, check)}の検査で、書いたモジュールを実行すると、"
                       f"{kind if raised else 'エラー'} が発生した（{detail}）")
     lost = [r for r in report.ran if r.outcome.startswith("skipped") and r.check in _exercise_checks(n)]
     if lost:
