@@ -1,8 +1,9 @@
-"""benchmarks/bench_reading.py: what a chapter's main path and optional sections are, and what they count.
-docs/teaching.md's "est." are in test_teaching.py."""
+"""benchmarks/bench_reading.py: what a chapter's main path and optional sections are, what they count, and that the
+minutes chapter 0's map shows (both editions) are its figures. docs/teaching.md's "est." are in test_teaching.py."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from tools import series
 
 sys.path.insert(0, str(series.ROOT / "benchmarks"))
 import bench_reading  # noqa: E402
+
+COMMAND = "python benchmarks/bench_reading.py --map"
 
 
 def notebook(*cells: tuple[str, str, dict], cell_id: str = "c") -> nbformat.NotebookNode:
@@ -95,3 +98,34 @@ def test_the_japanese_rate_is_the_english_rate_over_the_same_text():
                   - sum(part.words for parts in ja for part in parts.values()))
     ratio = bench_reading.JA_CHARS_PER_MINUTE / bench_reading.WORDS_PER_MINUTE
     assert abs(chars / translated - ratio) <= 0.15, (chars / translated, ratio)
+
+
+def shown(cell: str) -> int:
+    return 0 if cell.strip() == "–" else int(cell.strip().strip("*"))
+
+
+ROW = re.compile(r"^\| (\d+) \|.*\| ([\d–]+) \| ([\d–]+) \|$", re.M)
+TOTAL = re.compile(r"^\| \| \*\*[^|]+\*\* \| \| \*\*([\d–]+)\*\* \| \*\*([\d–]+)\*\* \|$", re.M)
+HOURS = {"en": re.compile(r"\*\*About ([\d.]+) hours\*\*: the main paths of chapters 0–5 \(an estimated (\d+) min"),
+         "ja": re.compile(r"\*\*約 ([\d.]+) 時間で\*\*：第 0〜5 章の本筋（推定 (\d+) 分")}
+
+
+@pytest.mark.parametrize("edition", series.EDITIONS)
+def test_chapter_0s_map_shows_the_estimated_minutes(edition: str):
+    """Every chapter's main-path and optional minutes, each part's totals and the hours of the chapters 0-5 path in
+    chapter 0's map are the estimator's, rounded as written."""
+    start = series.chapters(edition)[0]
+    text = next(c.source for c in nbformat.read(start, as_version=4).cells if c.get("id") == "c02")
+    assert "benchmarks/bench_reading.py" in text and "170" in text
+    shown_rows = {f"{int(n):02d}": (shown(m), shown(o)) for n, m, o in ROW.findall(text)}
+    expected = {series.number(path): bench_reading.minutes(path) for path in series.chapters(edition)}
+    wrong = {n: (shown_rows.get(n), m) for n, m in expected.items() if shown_rows.get(n) != m}
+    assert not wrong, f"{start}: (main, optional) minutes in the map vs the estimate: {wrong}; run {COMMAND}"
+    totals = [(shown(m), shown(o)) for m, o in TOTAL.findall(text)]
+    estimated = [(m, o) for _, m, o in bench_reading.part_totals(edition)]
+    assert totals == estimated, f"{start}: the parts' totals {totals} vs the estimate {estimated}; run {COMMAND}"
+    hours = HOURS[edition].search(text)
+    assert hours, f"{start}: the chapters 0-5 path must say its estimated hours and minutes"
+    part_1 = estimated[0][0]
+    assert (float(hours[1]), int(hours[2])) == (round(part_1 / 30) / 2, part_1), (
+        f"{start}: the chapters 0-5 path says {hours[0]!r}; the estimate is {part_1} min; run {COMMAND}")
