@@ -1,20 +1,28 @@
-"""Each chapter's reading time, estimated from its text: the main path and the optional sections apart.
+"""Each chapter's reading time, estimated from its text: the main path and the optional sections apart, both editions.
 
-Run: .venv/bin/python benchmarks/bench_reading.py [--edition en|ja] [--words-per-minute 200]
-     [--chars-per-minute 500] [--seconds-per-code-cell 20] [--json]
+Run: .venv/bin/python benchmarks/bench_reading.py [NN ...] [--edition en|ja] [--json]
+     (default: every chapter of both editions; --map prints the rounded minutes chapter 0's map shows)
 
-Rates (each can be changed on the command line):
-- English prose: 200 words per minute; a word is a run of characters between spaces, after the markdown markup
-  (link targets, HTML tags, emphasis marks, table rules) is removed.
-- Japanese prose: 500 characters per minute for Japanese characters (kana, kanji, full-width punctuation); the
-  Latin words among them (code names, numbers, English terms) at the English rate, 200 words per minute.
-- Every code cell a reader sees: 20 s (reading the code and its printed output). Cells hidden in JupyterLab (the
-  exercises' solution runs) and the Colab set-up cell (id "colab-setup", a no-op anywhere else) are not counted.
-Sections: a heading "Optional: ..." (English) or 「発展：...」 (Japanese) at level L starts an optional section,
-which runs to the next heading of level <= L; everything else, the exercises and summary included, is the main
-path. A cell after a heading belongs to that heading's section; a markdown cell may hold several headings, and
-its text is split at each.
-This is an estimate, not a measurement of a reader: it counts text, and assumes every reader reads at one rate.
+An estimate, not a timed reading. One cost model for both editions:
+- prose: 170 English words a minute; in the Japanese edition, 510 Japanese characters (kana, kanji, full-width
+  punctuation) a minute, and the Latin words among them (code names, numbers) at the English rate. A word is a
+  run of characters between spaces once the markdown markup (link targets, HTML tags, emphasis, table rules) is
+  removed; fenced code in a markdown cell counts as code.
+- code: 20 non-empty lines a minute (reading the lines and running them), in code cells and in fenced blocks;
+- 3 minutes per explorer (a code cell that calls a `..._explorer(`, helpers.chapters' EXPLORERS);
+- 5 minutes per exercise (a hidden solution run through its check: a call of `.solution(`).
+Left out: the launch badge and the Colab set-up cell, and the markdown cells that hold a hidden solution
+(`<details>`). The English rates are the ones that best match the readings of chapters 0-10 a learner timed
+(docs/teaching.md gives the comparison). No Japanese reading was timed per chapter: 510 characters a minute is the
+English rate times 3.0, the Japanese characters the Japanese edition spends on each English word it translates
+(over the whole series: its Japanese characters / (the English words - the Latin words it keeps), checked by
+tests/test_bench_reading.py), so that the same text costs the same minutes in both editions.
+
+Sections: a heading "Optional: ..." (English) or "発展：..." (Japanese) at level L starts an optional section,
+which runs to the next heading of level <= L (tests/test_optional_sections.py enforces where they sit);
+everything else, the exercises and the summary included, is the main path. A markdown cell may hold several
+headings; its text is split at each.
+The figures written in chapter 0's map and docs/teaching.md's "est." are this script's (tests/test_bench_reading.py).
 """
 
 from __future__ import annotations
@@ -30,16 +38,22 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # a script in benchmarks/: the repository's tools/
-from tools import series  # noqa: E402
+from tools import links, series  # noqa: E402
 
-WORDS_PER_MINUTE = 200.0
-CHARS_PER_MINUTE = 500.0
-SECONDS_PER_CODE_CELL = 20.0
+WORDS_PER_MINUTE = 170
+JA_CHARS_PER_MINUTE = 510
+LINES_PER_MINUTE = 20
+MINUTES_PER_EXPLORER = 3
+MINUTES_PER_EXERCISE = 5
+RATES = (f"prose at {WORDS_PER_MINUTE} English words or {JA_CHARS_PER_MINUTE} Japanese characters a minute, code at "
+         f"{LINES_PER_MINUTE} lines a minute, {MINUTES_PER_EXPLORER} min per explorer, {MINUTES_PER_EXERCISE} per "
+         "exercise")
 OPTIONAL = {"en": re.compile(r"^Optional\s*:"), "ja": re.compile(r"^発展\s*：")}
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
 JAPANESE = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
-SKIPPED_CELLS = {"colab-setup"}
+EXPLORER = re.compile(r"\b\w+_explorer\(")
+SKIPPED_CELLS = {links.BADGE_ID, links.SETUP_ID}
 
 
 @dataclass
@@ -47,7 +61,9 @@ class Part:
     """What one part of a chapter (its main path, or its optional sections) holds, and how long it takes."""
     words: int = 0        # English words (in Japanese text: the Latin words among the Japanese)
     chars: int = 0        # Japanese characters
-    code_cells: int = 0
+    code_lines: int = 0
+    explorers: int = 0
+    exercises: int = 0
     minutes: float = 0.0
 
 
@@ -61,113 +77,171 @@ def plain(markdown: str) -> str:
 
 
 def count(markdown: str, edition: str) -> tuple[int, int]:
-    """(words, Japanese characters) of a markdown text: in Japanese, the Japanese characters are counted and the
-    Latin words left among them are counted as words."""
-    text = plain(markdown)
+    """(words, Japanese characters) of a markdown text without fenced code: in Japanese, the Japanese characters
+    are counted and the Latin words left among them are counted as words."""
+    if edition not in series.EDITIONS:
+        raise ValueError(f"edition must be one of {series.EDITIONS}, got {edition!r}")
+    text, chars = plain(markdown), 0
     if edition == "ja":
         chars = len(JAPANESE.findall(text))
         text = JAPANESE.sub(" ", text)
-        return len([w for w in text.split() if re.search(r"\w", w)]), chars
-    return len([w for w in text.split() if re.search(r"\w", w)]), 0
+    return len([w for w in text.split() if re.search(r"\w", w)]), chars
+
+
+def lines_of(code: str) -> int:
+    return len([line for line in code.splitlines() if line.strip()])
+
+
+def blocks(markdown: str) -> list[tuple[str, str]]:
+    """A markdown cell's text as ("markdown" or "fenced", text) blocks in order, split at its fences and at its
+    headings: a "markdown" block holds at most one heading, on its first line."""
+    found: list[tuple[str, str]] = []
+    kind, current = "markdown", []
+    for line in markdown.splitlines():
+        fence = FENCE.match(line)
+        if fence or (kind == "markdown" and HEADING.match(line)):
+            if current:
+                found.append((kind, "\n".join(current)))
+            current = []
+            if fence:
+                kind = "fenced" if kind == "markdown" else "markdown"
+                continue
+        current.append(line)
+    if current:
+        found.append((kind, "\n".join(current)))
+    return found
 
 
 def sections(nb: nbformat.NotebookNode, edition: str) -> list[tuple[bool, str, str]]:
-    """The chapter as (optional?, kind, text) pieces in order: each markdown cell split at its headings, each
-    code cell a reader sees whole."""
+    """The chapter as (optional?, kind, text) pieces in order, kind "markdown", "fenced" (code in a markdown
+    cell) or "code": each markdown cell split into its blocks; the cells left out (see the module docstring) and
+    the text of hidden solutions are not there."""
+    if edition not in OPTIONAL:
+        raise ValueError(f"edition must be one of {tuple(OPTIONAL)}, got {edition!r}")
     pieces: list[tuple[bool, str, str]] = []
     optional_level: int | None = None   # the level of the "Optional" heading we are under, if any
     for cell in nb.cells:
+        if cell.get("id") in SKIPPED_CELLS or not cell.source.strip():
+            continue
         if cell.cell_type == "code":
-            hidden = cell.metadata.get("jupyter", {}).get("source_hidden", False)
-            if not hidden and cell.get("id") not in SKIPPED_CELLS and cell.source.strip():
-                pieces.append((optional_level is not None, "code", cell.source))
+            pieces.append((optional_level is not None, "code", cell.source))
             continue
         if cell.cell_type != "markdown":
             continue
-        current: list[str] = []
-        fenced = False
-        for line in cell.source.splitlines():
-            if FENCE.match(line):
-                fenced = not fenced
-            heading = None if fenced else HEADING.match(line)
+        hidden = "<details>" in cell.source   # a hidden solution: its headings count, its text does not
+        for kind, text in blocks(cell.source):
+            heading = HEADING.match(text.split("\n", 1)[0]) if kind == "markdown" else None
             if heading:
-                if current:
-                    pieces.append((optional_level is not None, "markdown", "\n".join(current)))
-                current = []
                 level, title = len(heading[1]), heading[2]
                 if optional_level is not None and level <= optional_level:
                     optional_level = None
                 if optional_level is None and OPTIONAL[edition].match(re.sub(r"[*_`]", "", title)):
                     optional_level = level
-            current.append(line)
-        if current:
-            pieces.append((optional_level is not None, "markdown", "\n".join(current)))
+            if not hidden:
+                pieces.append((optional_level is not None, kind, text))
     return pieces
 
 
-def estimate(path: Path, edition: str, wpm: float, cpm: float, per_cell: float) -> dict[str, Part]:
-    """The chapter's main path and optional sections: their words, characters, code cells and minutes."""
+def estimate(path: Path, edition: str | None = None) -> dict[str, Part]:
+    """The chapter's main path and optional sections ({"main": Part, "optional": Part}): what they hold and their
+    minutes. The edition is the notebook's own unless given."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path must be a chapter notebook, got {path}")
+    edition = edition or series.edition_of(path)
     parts = {"main": Part(), "optional": Part()}
     for optional, kind, text in sections(nbformat.read(path, as_version=4), edition):
         part = parts["optional" if optional else "main"]
-        if kind == "code":
-            part.code_cells += 1
-        else:
+        if kind == "markdown":
             words, chars = count(text, edition)
             part.words += words
             part.chars += chars
+        else:
+            part.code_lines += lines_of(text)
+        if kind == "code":
+            part.explorers += len(EXPLORER.findall(text))
+            part.exercises += text.count(".solution(")
     for part in parts.values():
-        part.minutes = part.words / wpm + part.chars / cpm + part.code_cells * per_cell / 60
+        part.minutes = (part.words / WORDS_PER_MINUTE + part.chars / JA_CHARS_PER_MINUTE
+                        + part.code_lines / LINES_PER_MINUTE + MINUTES_PER_EXPLORER * part.explorers
+                        + MINUTES_PER_EXERCISE * part.exercises)
     return parts
+
+
+def minutes(path: Path) -> tuple[int, int]:
+    """(main path, optional sections) of a chapter in whole minutes, as chapter 0's map and docs/teaching.md show
+    them."""
+    parts = estimate(path)
+    return round(parts["main"].minutes), round(parts["optional"].minutes)
+
+
+def part_totals(edition: str) -> list[tuple[list[Path], int, int]]:
+    """Each part of the series (tools.series.parts) with its main-path and optional minutes: the sums of its
+    chapters' rounded minutes, as chapter 0's map adds them up."""
+    totals = []
+    for chapters in series.parts(series.chapters(edition)):
+        figures = [minutes(path) for path in chapters]
+        totals.append((chapters, sum(m for m, _ in figures), sum(o for _, o in figures)))
+    return totals
 
 
 def table(edition: str, rows: dict[str, dict[str, Part]]) -> str:
     unit = "words" if edition == "en" else "chars+words"
-    lines = [f"{edition}: chapter".ljust(44) + f"{'main ' + unit:>18s} {'cells':>6s} {'min':>6s}   "
-             f"{'optional ' + unit:>22s} {'cells':>6s} {'min':>6s}"]
+    lines = [f"{edition}: chapter".ljust(40) + f"{'main ' + unit:>16s} {'lines':>5s} {'ex':>3s} {'min':>5s}   "
+             f"{'optional ' + unit:>20s} {'lines':>5s} {'ex':>3s} {'min':>5s}"]
 
     def amount(part: Part) -> str:
         return f"{part.words}" if edition == "en" else f"{part.chars}+{part.words}"
 
     for name, parts in rows.items():
         main, extra = parts["main"], parts["optional"]
-        lines.append(f"{name[:43]:44s}{amount(main):>18s} {main.code_cells:6d} {main.minutes:6.1f}   "
-                     f"{amount(extra):>22s} {extra.code_cells:6d} {extra.minutes:6.1f}")
+        lines.append(f"{name[:39]:40s}{amount(main):>16s} {main.code_lines:5d} {main.exercises:3d} "
+                     f"{main.minutes:5.1f}   {amount(extra):>20s} {extra.code_lines:5d} {extra.exercises:3d} "
+                     f"{extra.minutes:5.1f}")
     main_total = sum(p["main"].minutes for p in rows.values())
     extra_total = sum(p["optional"].minutes for p in rows.values())
-    first_part = series.parts([Path(f"{name}.ipynb") for name in rows])[0]
-    two_hours = sum(rows[p.stem]["main"].minutes for p in first_part)
-    lines.append(f"{'total':44s}{'':18s} {'':6s} {main_total:6.1f}   {'':22s} {'':6s} {extra_total:6.1f}")
+    lines.append(f"{'total':40s}{'':16s} {'':5s} {'':3s} {main_total:5.1f}   {'':20s} {'':5s} {'':3s} "
+                 f"{extra_total:5.1f}")
     lines.append(f"main paths: {main_total / 60:.1f} h; with the optional sections: "
-                 f"{(main_total + extra_total) / 60:.1f} h; part 1's main paths (chapters "
-                 f"{series.number(first_part[0])}-{series.number(first_part[-1])}): {two_hours:.0f} min")
+                 f"{(main_total + extra_total) / 60:.1f} h")
+    return "\n".join(lines)
+
+
+def chapter_map(edition: str) -> str:
+    """The rounded minutes chapter 0's map of the edition shows, chapter by chapter and part by part."""
+    lines = [f"{edition}: chapter 0's map (main path / optional, min)"]
+    for chapters, main_total, extra_total in part_totals(edition):
+        for path in chapters:
+            main, extra = minutes(path)
+            lines.append(f"  {series.number(path)}  {main:3d} / {extra:3d}")
+        lines.append(f"  chapters {series.number(chapters[0])}-{series.number(chapters[-1])}: "
+                     f"{main_total} / {extra_total}")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapters", nargs="*", metavar="NN", help="chapter numbers (default: every chapter)")
     parser.add_argument("--edition", choices=series.EDITIONS, action="append",
                         help="an edition (repeat for both; default both)")
-    parser.add_argument("--words-per-minute", type=float, default=WORDS_PER_MINUTE)
-    parser.add_argument("--chars-per-minute", type=float, default=CHARS_PER_MINUTE)
-    parser.add_argument("--seconds-per-code-cell", type=float, default=SECONDS_PER_CODE_CELL)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of tables")
+    parser.add_argument("--map", action="store_true", help="print the rounded minutes of chapter 0's map")
     args = parser.parse_args(argv)
-    for name in ("words_per_minute", "chars_per_minute"):
-        if getattr(args, name) <= 0:
-            parser.error(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
-    if args.seconds_per_code_cell < 0:
-        parser.error(f"--seconds-per-code-cell must be >= 0, got {args.seconds_per_code_cell}")
-    found = {}
-    for edition in args.edition or series.EDITIONS:
-        found[edition] = {path.stem: estimate(path, edition, args.words_per_minute, args.chars_per_minute,
-                                              args.seconds_per_code_cell) for path in series.chapters(edition)}
+    editions = args.edition or list(series.EDITIONS)
+    if args.map:
+        print("\n\n".join(chapter_map(edition) for edition in editions))
+        return 0
+    known = {series.number(path) for path in series.chapters("en")}
+    unknown = sorted(set(args.chapters) - known)
+    if unknown:
+        parser.error(f"no chapter {unknown}; the chapters are {sorted(known)}")
+    found = {edition: {path.stem: estimate(path, edition) for path in series.chapters(edition)
+                       if not args.chapters or series.number(path) in args.chapters} for edition in editions}
     if args.json:
         print(json.dumps({e: {n: {k: asdict(p) for k, p in parts.items()} for n, parts in rows.items()}
                           for e, rows in found.items()}, indent=1, ensure_ascii=False))
         return 0
-    print(f"rates: {args.words_per_minute:g} English words/min, {args.chars_per_minute:g} Japanese characters/min "
-          f"(Latin words in Japanese text at the English rate), {args.seconds_per_code_cell:g} s per code cell")
+    print(f"an estimate: {RATES}")
     for edition, rows in found.items():
         print()
         print(table(edition, rows))
