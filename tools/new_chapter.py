@@ -154,7 +154,7 @@ import torch
 
 from helpers.exercises import Mistake, as_int, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import say
+from helpers.language import Bilingual, say
 from helpers.masks import causal_mask
 
 
@@ -171,7 +171,8 @@ def example_view(n: int = 4) -> View:
     weights = (~mask).float() / (~mask).sum(-1, keepdim=True)
     names = [f"t{{i}}" for i in range(n)]
     blocked = int(mask.sum())
-    panel = Panel(weights, names, names, title="uniform weights, causal mask", masked=mask, vmin=0.0, vmax=1.0)
+    panel = Panel(weights, names, names, title=Bilingual("uniform weights, causal mask", "一様な重み、因果マスク"),
+                  masked=mask, vmin=0.0, vmax=1.0)
     return View((panel,), say(f"{{n}} tokens: {{blocked}} cells blocked",
                               f"トークン {{n}} 個：遮断されたセルは {{blocked}} 個"))
 
@@ -180,7 +181,8 @@ def example_explorer() -> Explorer:
     """The number of tokens -> the causal mask's weights, live."""
     controls = {{"n": widgets.IntSlider(value=4, min=2, max=6, description="tokens",
                                       style={{"description_width": "initial"}})}}
-    return explorer(controls, example_view)
+    return explorer(controls, example_view, Bilingual("tokens -> the causal mask's weights",
+                                                    "トークン数 → 因果マスクの重み"))
 
 
 EXPLORERS = (example_explorer,)
