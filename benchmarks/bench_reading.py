@@ -48,8 +48,6 @@ MINUTES_PER_EXERCISE = 5
 RATES = (f"prose at {WORDS_PER_MINUTE} English words or {JA_CHARS_PER_MINUTE} Japanese characters a minute, code at "
          f"{LINES_PER_MINUTE} lines a minute, {MINUTES_PER_EXPLORER} min per explorer, {MINUTES_PER_EXERCISE} per "
          "exercise")
-OPTIONAL = {"en": re.compile(r"^Optional\s*:"), "ja": re.compile(r"^発展\s*：")}
-HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
 JAPANESE = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 EXPLORER = re.compile(r"\b\w+_explorer\(")
@@ -99,7 +97,7 @@ def blocks(markdown: str) -> list[tuple[str, str]]:
     kind, current = "markdown", []
     for line in markdown.splitlines():
         fence = FENCE.match(line)
-        if fence or (kind == "markdown" and HEADING.match(line)):
+        if fence or (kind == "markdown" and series.HEADING.match(line)):
             if current:
                 found.append((kind, "\n".join(current)))
             current = []
@@ -116,8 +114,8 @@ def sections(nb: nbformat.NotebookNode, edition: str) -> list[tuple[bool, str, s
     """The chapter as (optional?, kind, text) pieces in order, kind "markdown", "fenced" (code in a markdown
     cell) or "code": each markdown cell split into its blocks; the cells left out (see the module docstring) and
     the text of hidden solutions are not there."""
-    if edition not in OPTIONAL:
-        raise ValueError(f"edition must be one of {tuple(OPTIONAL)}, got {edition!r}")
+    if edition not in series.EDITIONS:
+        raise ValueError(f"edition must be one of {series.EDITIONS}, got {edition!r}")
     pieces: list[tuple[bool, str, str]] = []
     optional_level: int | None = None   # the level of the "Optional" heading we are under, if any
     for cell in nb.cells:
@@ -130,12 +128,12 @@ def sections(nb: nbformat.NotebookNode, edition: str) -> list[tuple[bool, str, s
             continue
         hidden = "<details>" in cell.source   # a hidden solution: its headings count, its text does not
         for kind, text in blocks(cell.source):
-            heading = HEADING.match(text.split("\n", 1)[0]) if kind == "markdown" else None
+            heading = series.HEADING.match(text.split("\n", 1)[0]) if kind == "markdown" else None
             if heading:
                 level, title = len(heading[1]), heading[2]
                 if optional_level is not None and level <= optional_level:
                     optional_level = None
-                if optional_level is None and OPTIONAL[edition].match(re.sub(r"[*_`]", "", title)):
+                if optional_level is None and series.is_optional_heading(title, edition):
                     optional_level = level
             if not hidden:
                 pieces.append((optional_level is not None, kind, text))

@@ -23,9 +23,7 @@ import pytest
 
 from tools import series
 
-PREFIX = {"en": "Optional: ", "ja": "発展："}
 LABEL = {"en": "(optional)", "ja": "（発展）"}
-HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 EXERCISE = re.compile(r"\bch\d\d\.check_\d+\(")
 
 
@@ -46,14 +44,14 @@ def headings(cell_index: int, cell) -> list[Heading]:
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
             continue
-        match = None if fenced else HEADING.match(line)
+        match = None if fenced else series.HEADING.match(line)
         if match:
             found.append(Heading(cell_index, cell.get("id", ""), len(match.group(1)), match.group(2)))
     return found
 
 
 def is_optional(heading: Heading, edition: str) -> bool:
-    return heading.text.startswith(PREFIX[edition])
+    return series.is_optional_heading(heading.text, edition)
 
 
 def optional_flags(cells, edition: str) -> list[bool]:

@@ -9,6 +9,9 @@
   fall into three parts (PARTS, parts): the two discussions (0-5), practice (6-10), the frontier (11 on).
 - A chapter's code: its module helpers/chapters/chNN_<stem>.py, or the package helpers/chapters/chNN_<stem>/ for
   a chapter with several modules (helpers_module); its tests: tests/chapters/test_chNN_<stem>.py (tests_module).
+- A chapter's optional sections: a markdown heading (HEADING) whose text starts with OPTIONAL[edition] at level L
+  opens one, up to the next heading of level <= L (is_optional_heading); tests/test_optional_sections.py says
+  where they may sit, benchmarks/bench_reading.py times the main path without them.
 - A chapter's deck (tools/slides.py): <out>/NN_<stem>.slides.html, out being build/slides/ or build/slides/ja/
   by edition (deck, decks_folder).
 A "chapter" argument is a path or name of any of the chapter's files (notebooks/ja/04_key_padding_mask.ipynb,
@@ -19,6 +22,7 @@ installed without tools/); helpers.chapters finds the chapter modules by their n
 
 from __future__ import annotations
 
+import re
 from pathlib import Path, PurePath
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +34,8 @@ NOTEBOOKS = "notebooks"                     # the English chapters; the Japanese
 DECKS = PurePath("build", "slides")         # `make slides`' decks (tools/slides.py)
 PARTS = ("00", "06", "11")                  # each part's first chapter: the two discussions (0-5), practice (6-10),
                                             # the frontier (11 on); a new chapter joins the last part
+OPTIONAL = {"en": "Optional: ", "ja": "発展："}   # how an optional section's heading starts, per edition
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")   # a markdown heading line: (#s, its text)
 
 
 def _edition(edition: object) -> str:
@@ -47,6 +53,11 @@ def _stem(chapter: object, argument: str = "chapter") -> str:
             return stem
     raise ValueError(f"{argument} must name a chapter's file, NN_<stem>[.suffix] (e.g. notebooks/04_key_padding_mask"
                      f".ipynb), got {chapter!r}")
+
+
+def is_optional_heading(text: str, edition: str) -> bool:
+    """Whether a heading's text (without its #s) opens an optional section of the edition."""
+    return text.startswith(OPTIONAL[_edition(edition)])
 
 
 def edition_folder(base: Path | PurePath, edition: str) -> Path | PurePath:
