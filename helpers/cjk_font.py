@@ -5,7 +5,9 @@ The matplotlib figures embed their own glyphs; HTML (the explorers' tables) and 
 empty boxes. `css(text)` returns an @font-face rule whose font is a subset of IPAexGothic (the font that
 matplotlib-fontja ships, IPA Font License) cut down to the series' few CJK characters and those in `text`,
 inlined as a data URI (about 4 kB for the series' 19 characters, shipped pre-cut as cjk_font.woff; the
-alternative, Debian's fonts-noto-cjk, is a 57 MB download). `FAMILY` is its name for a font-family list.
+alternative, Debian's fonts-noto-cjk, is a 57 MB download). `FAMILY` is its name for a font-family list, and the
+name inside the font: the licence (IPA_Font_License_Agreement_v1.0.txt, beside it) lets a subset be passed on
+only under a name that is not the original's; `subset_woff` cuts and renames every subset the series ships.
 `page_css()` adds the font to JupyterLab's code and prose fonts; `install_jupyter_css(config_dir, font)` writes it
 as JupyterLab's custom.css (`make lab`, Binder), there with the bigger subset of tools/lab_font.py, which covers
 every character of the Japanese edition (its prose and headings too, not only the tables).
@@ -37,26 +39,40 @@ def font_path() -> Path:
     return Path(matplotlib_fontja.__file__).parent / "fonts" / "ipaexg.ttf"
 
 
-@functools.cache
-def _subset_woff(chars: str) -> bytes:
-    """WOFF bytes of the font cut down to `chars` (about 0.8 s the first time per set, then cached).
+def subset_woff(chars: str, family: str, features: tuple[str, ...] = ()) -> bytes:
+    """WOFF bytes of IPAexGothic cut down to `chars` and renamed `family`, with the OpenType `features` kept.
 
-    For the series' own characters, css() reads the same bytes from SHIPPED instead: no fontTools, no wait."""
+    The IPA Font License (article 3.1) lets a subset be passed on only under a name that is not the original's,
+    so every subset the series ships is renamed: this module's small one and tools/lab_font.py's JupyterLab one
+    (both call this). Same bytes on every run (no timestamp)."""
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
     options = subset.Options()
-    options.layout_features = []
+    options.layout_features = list(features)
     options.hinting = False
     options.notdef_outline = True
-    font = TTFont(font_path(), lazy=True, recalcTimestamp=False)  # same bytes every run
+    options.name_IDs = [0, 1, 2, 3, 4, 5, 6]   # copyright, family, style, unique id, full name, version, PostScript
+    font = TTFont(font_path(), lazy=True, recalcTimestamp=False)
     subsetter = subset.Subsetter(options)
     subsetter.populate(text=chars)
     subsetter.subset(font)
+    names = {1: family, 3: f"{family} (subset of IPAexGothic 004.01, IPA Font License v1.0)", 4: family, 6: family}
+    for record in font["name"].names:
+        if record.nameID in names:
+            record.string = names[record.nameID]
     font.flavor = "woff"  # zlib-compressed; WOFF2 would need the brotli package
     buffer = io.BytesIO()
     font.save(buffer)
     return buffer.getvalue()
+
+
+@functools.cache
+def _subset_woff(chars: str) -> bytes:
+    """subset_woff(chars) named FAMILY, no features (about 0.8 s the first time per set, then cached).
+
+    For the series' own characters, css() reads the same bytes from SHIPPED instead: no fontTools, no wait."""
+    return subset_woff(chars, FAMILY)
 
 
 @functools.cache

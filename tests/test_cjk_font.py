@@ -58,3 +58,19 @@ def test_install_jupyter_css(tmp_path):
     assert "--jp-code-font-family" in css_path.read_text(encoding="utf-8")
     config = json.loads((tmp_path / "jupyter_lab_config.json").read_text())
     assert config == {"LabApp": {"collaborative": False, "custom_css": True}}
+
+
+def test_the_shipped_subsets_are_renamed_and_carry_the_licence():
+    """The IPA Font License (article 3.1): a subset is passed on only under another name, with the licence."""
+    import io
+
+    from fontTools.ttLib import TTFont
+
+    from tools import lab_font
+
+    for font, family in ((cjk_font.SHIPPED, cjk_font.FAMILY), (lab_font.FONT, lab_font.FAMILY)):
+        names = {record.toUnicode() for record in TTFont(io.BytesIO(font.read_bytes()))["name"].names
+                 if record.nameID in (1, 4, 6)}
+        assert names == {family}, f"{font.name} is named {names}"
+        assert font.with_name("IPA_Font_License_Agreement_v1.0.txt").is_file(), f"no licence beside {font.name}"
+    assert lab_font.subset("犬") == cjk_font.subset_woff("犬", lab_font.FAMILY, features=("vert", "vrt2"))

@@ -23,7 +23,6 @@ Rebuild after a Japanese chapter gains a character (tests/test_lab_font.py names
 from __future__ import annotations
 
 import ast
-import io
 import json
 import shutil
 import sys
@@ -109,29 +108,9 @@ def missing(texts: dict[str, str] | None = None, font: Path = FONT) -> str:
 
 def subset(chars: str) -> bytes:
     """WOFF bytes of the original font cut to `chars`, renamed FAMILY (the licence forbids the original name)."""
-    from fontTools import subset as fsubset
-    from fontTools.ttLib import TTFont
+    from helpers.cjk_font import subset_woff
 
-    from helpers.cjk_font import font_path
-
-    options = fsubset.Options()
-    options.layout_features = ["vert", "vrt2"]  # vertical forms only; the series sets no other feature
-    options.hinting = False
-    options.notdef_outline = True
-    options.name_IDs = [0, 1, 2, 3, 4, 5, 6]
-    font = TTFont(font_path(), recalcTimestamp=False)  # same bytes on every run
-    subsetter = fsubset.Subsetter(options)
-    subsetter.populate(text=chars)
-    subsetter.subset(font)
-    names = {1: FAMILY, 3: f"{FAMILY} (subset of IPAexGothic 004.01, IPA Font License v1.0)", 4: FAMILY,
-             6: FAMILY}
-    for record in font["name"].names:
-        if record.nameID in names:
-            record.string = names[record.nameID]
-    font.flavor = "woff"
-    buffer = io.BytesIO()
-    font.save(buffer)
-    return buffer.getvalue()
+    return subset_woff(chars, FAMILY, features=("vert", "vrt2"))  # vertical forms only; the series sets no other
 
 
 def build() -> Path:
