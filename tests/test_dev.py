@@ -313,3 +313,21 @@ def test_a_chapters_tests_are_its_files_and_the_tests_that_take_it_as_a_paramete
     assert about_chapter(Item("tests/test_static_explorer.py::test_grid[04]", chapter="04"), "04")
     assert not about_chapter(Item("tests/test_static_explorer.py::test_grid[05]", chapter="05"), "04")
     assert not about_chapter(Item("tests/test_masks.py::test_x"), "04")
+
+
+@pytest.mark.parametrize("command, module", [("site", "tools.site"), ("pdf", "tools.pdf")])
+def test_what_make_builds_runs_without_make(command: str, module: str, monkeypatch: pytest.MonkeyPatch):
+    """`python tools/dev.py site|pdf|slides` runs the same module as `make site|pdf|slides` (the Makefile's line)."""
+    calls = []
+    monkeypatch.setattr(dev, "run", lambda *args, **kwargs: calls.append([str(a) for a in args]))
+    assert dev.main([command, "--current-env"]) == 0
+    assert calls and calls[0][1:3] == ["-m", module]
+    makefile = (Path(dev.__file__).parents[1] / "Makefile").read_text(encoding="utf-8")
+    assert f"-m {module} {' '.join(calls[0][3:])}" in makefile, "tools/dev.py and the Makefile disagree"
+
+
+def test_slides_without_make_takes_the_edition(monkeypatch: pytest.MonkeyPatch):
+    calls = []
+    monkeypatch.setattr(dev, "run", lambda *args, **kwargs: calls.append([str(a) for a in args]))
+    assert dev.main(["slides", "--current-env", "--edition", "ja"]) == 0
+    assert calls[0][1:] == ["-m", "tools.slides", "--edition", "ja", "--out", "build/slides/ja"]

@@ -11,8 +11,9 @@
            unit tests, its browser row, its deck and its static explorer's sub-grid
   portable setup if needed, then every chapter through nbval under each of PyTorch's x86 CPU kernels
   execute  re-run chapters in place from a fresh kernel (all, or the ones named after the command)
-  slides   a reveal.js deck per chapter in build/slides/ (opens from disk, no network needed)
+  slides   a reveal.js deck per chapter in build/slides/ (build/slides/ja/ with --edition ja; opens from disk, no network)
   site     the series as a static site in build/site/, both editions (tools/site.py; no network needed)
+  pdf      the book as one PDF per edition in build/pdf/: the site printed by Chromium, A4 (tools/pdf.py)
 
 `--torch-index cpu` (Linux) installs torch, at its pin in requirements.txt, from PyTorch's CPU-only wheel index
 first (the default index gives Linux the CUDA build, several GB). The stored outputs were measured on Python 3.11.
@@ -329,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=summary, formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=details.strip("\n"))
     parser.add_argument("command", choices=["setup", "lab", "lint", "test", "unit", "check", "portable", "execute",
-                                            "slides", "site"])
+                                            "slides", "site", "pdf"])
     parser.add_argument("notebooks", nargs="*", help="for execute: the chapters to re-run (default: all)")
     parser.add_argument("--torch-index", choices=["", "cpu"], default=os.environ.get("TORCH_INDEX", ""))
     parser.add_argument("--no-setup", action="store_true", help="use .venv as it is (make has set it up)")
@@ -341,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chapter", metavar="NN", default=os.environ.get("CH"),
                         help="check: the chapter whose tests to run (two digits)")
     parser.add_argument("--edition", choices=series.EDITIONS, default=os.environ.get("EDITION") or "en",
-                        help="lab: the English chapters (default) or the Japanese edition, notebooks/ja/")
+                        help="lab, slides: the English chapters (default) or the Japanese edition, notebooks/ja/")
     args = parser.parse_args(argv)
     if args.current_env and args.command == "setup":
         parser.error("setup builds .venv; with --current-env, install into your environment yourself (README)")
@@ -365,9 +366,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "execute":
             run(python, "-m", "tools.execute_notebooks", *args.notebooks)  # none: every English chapter
         elif args.command == "slides":
-            run(python, "-m", "tools.slides", "--out", "build/slides")
+            run(python, "-m", "tools.slides", "--edition", args.edition,
+                "--out", "build/slides" + ("/ja" if args.edition == "ja" else ""))   # as make slides EDITION=…
         elif args.command == "site":
             run(python, "-m", "tools.site", "--out", "build/site")
+        elif args.command == "pdf":
+            run(python, "-m", "tools.pdf", "--site", "build/site", "--out", "build/pdf")
     except subprocess.CalledProcessError as error:
         return error.returncode
     except KeyboardInterrupt:
