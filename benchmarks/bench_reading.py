@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/bench_reading.py [NN ...] [--edition en|ja] [--json]
      (default: every chapter of both editions; --map prints the rounded minutes chapter 0's map shows)
+     .venv/bin/python benchmarks/bench_reading.py --write-map   (writes them into chapter 0's map, both editions)
 
 An estimate, not a timed reading. One cost model for both editions:
 - prose: 170 English words a minute; in the Japanese edition, 510 Japanese characters (kana, kanji, full-width
@@ -217,6 +218,58 @@ def chapter_map(edition: str) -> str:
     return "\n".join(lines)
 
 
+MAP_ROW = re.compile(r"^(\| (\d+) \|.*\| )([\d–]+) \| ([\d–]+) \|$", re.M)
+MAP_TOTAL = re.compile(r"^(\| \| \*\*[^|]+\*\* \| \| )\*\*([\d–]+)\*\* \| \*\*([\d–]+)\*\* \|$", re.M)
+MAP_HOURS = {"en": re.compile(r"(\*\*About )([\d.]+)( hours\*\*: the main paths of chapters 0–5 \(an estimated )(\d+)"),
+             "ja": re.compile(r"(\*\*約 )([\d.]+)( 時間で\*\*：第 0〜5 章の本筋（推定 )(\d+)")}
+
+
+def _shown(n: int) -> str:
+    return str(n) if n else "–"
+
+
+def mapped(text: str, edition: str) -> str:
+    """Chapter 0's map text with this script's minutes: each chapter's row, each part's total, the chapters 0-5
+    path's hours."""
+    figures = {series.number(path): minutes(path) for path in series.chapters(edition)}
+    totals = [(m, o) for _, m, o in part_totals(edition)]
+    part_1 = totals[0][0]
+
+    def row(match: re.Match) -> str:
+        main, extra = figures[f"{int(match[2]):02d}"]
+        return f"{match[1]}{_shown(main)} | {_shown(extra)} |"
+
+    def total(match: re.Match) -> str:
+        main, extra = totals.pop(0)
+        return f"{match[1]}**{_shown(main)}** | **{_shown(extra)}** |"
+
+    text = MAP_TOTAL.sub(total, MAP_ROW.sub(row, text))
+    return MAP_HOURS[edition].sub(lambda h: f"{h[1]}{round(part_1 / 30) / 2}{h[3]}{part_1}", text)
+
+
+def write_map() -> list[Path]:
+    """Write mapped() into chapter 0's map (cell c02) in both editions; the Japanese cell's translation hash
+    follows the English cell (only the figures change). Returns the notebooks it changed (a markdown cell: no
+    output changes)."""
+    import nbformat
+
+    from tools.ja_sync import HASH_KEY, english_hash
+
+    changed, english = [], ""
+    for edition in series.EDITIONS:                          # English first: the Japanese hash is of its text
+        start = series.chapters(edition)[0]
+        notebook = nbformat.read(start, as_version=4)
+        cell = next(c for c in notebook.cells if c.get("id") == "c02")
+        text = mapped(cell.source, edition)
+        stamp = {} if edition == "en" else {HASH_KEY: english_hash(english)}
+        english = text if edition == "en" else english
+        if text != cell.source or any(cell.metadata.get(k) != v for k, v in stamp.items()):
+            cell.source = text
+            cell.metadata.update(stamp)
+            start.write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
+            changed.append(start)
+    return changed
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", metavar="NN", help="chapter numbers (default: every chapter)")
@@ -224,8 +277,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="an edition (repeat for both; default both)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of tables")
     parser.add_argument("--map", action="store_true", help="print the rounded minutes of chapter 0's map")
+    parser.add_argument("--write-map", action="store_true", help="write them into chapter 0's map, both editions")
     args = parser.parse_args(argv)
     editions = args.edition or list(series.EDITIONS)
+    if args.write_map:
+        print("\n".join(f"wrote {path.relative_to(series.ROOT)}" for path in write_map()) or "the maps are up to date")
+        return 0
     if args.map:
         print("\n\n".join(chapter_map(edition) for edition in editions))
         return 0

@@ -125,6 +125,20 @@ def check_3(answer: object, scores: torch.Tensor, ids: torch.Tensor) -> None:
     if answer.isinf().any():
         raise Mistake("fill with -1e9, as the book does, not with -inf",
                       "-inf ではなく、書籍と同じく -1e9 で埋めること")
+    pads_only = ~real.unsqueeze(2) & ~real.unsqueeze(1)                # pad query AND pad key: what `|` leaves
+    if (pads_only.any() and torch.equal(answer[~pads_only], scores[~pads_only])
+            and not torch.equal(answer[pads_only], scores[pads_only])):
+        raise Mistake("only the cells whose query and key are both pads were filled: a cell is filled if its query "
+                      "OR its key is a pad, so combine the two real-token masks with &, not |",
+                      "埋まったのは、クエリとキーがどちらもパッドのセルだけである。クエリかキーのどちらかがパッドなら"
+                      "そのセルは埋めるので、実トークンを表す 2 つのマスクを | ではなく & で組み合わせること")
+    filled = answer[~both]
+    if (filled.numel() and torch.equal(answer[both], scores[both]) and (filled == filled.flatten()[0]).all()
+            and filled.flatten()[0] != -1e9):
+        raise Mistake(f"the right cells are filled, but with {filled.flatten()[0].item():g}: fill with -1e9, as "
+                      "the book does",
+                      f"埋めるセルは合っているが、入っている値は {filled.flatten()[0].item():g} である。書籍と同じく "
+                      "-1e9 で埋めること")
     if not torch.equal(answer[both], scores[both]):
         raise Mistake("the cells where query and key are both real words must keep their scores",
                       "クエリとキーがどちらも実トークンであるセルは、元のスコアを保つこと")

@@ -1,5 +1,7 @@
 """Chapter 1's explorer (helpers.chapters.ch01_the_pad_question): which cells the book's mask sets to -1e9."""
 
+import re
+
 import pytest
 import torch
 
@@ -68,6 +70,12 @@ def test_check_3_accepts_rows_and_columns_filled_and_names_each_mistake():
         "pad rows must be -1e9 too": scores.masked_fill(~real.unsqueeze(1), -1e9),
         "pad columns must be -1e9 too, not only the pad rows": scores.masked_fill(~real.unsqueeze(2), -1e9),
         "keep their scores": scores.masked_fill(~both, -1e9).masked_fill(both, 0.0),
+        # the learner's reading (#39): a fill of finfo.min, and | for &, got "the pad rows must be -1e9 too"
+        r"the right cells are filled, but with -3\.40282e\+38: fill with -1e9": scores.masked_fill(
+            ~both, torch.finfo(torch.float32).min),
+        "the right cells are filled, but with -10000: fill": scores.masked_fill(~both, -1e4),
+        re.escape("OR its key is a pad, so combine the two real-token masks with &, not |"): scores.masked_fill(
+            (real.unsqueeze(2) | real.unsqueeze(1)) == 0, -1e9),
     }
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
@@ -115,6 +123,9 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "パッド列だけでなく、パッド行も -1e9 にすること": scores.masked_fill(~real.unsqueeze(1), -1e9),
         "パッド行だけでなく、パッド列も -1e9 にすること": scores.masked_fill(~real.unsqueeze(2), -1e9),
         "元のスコアを保つこと": scores.masked_fill(~both, -1e9).masked_fill(both, 0.0),
+        "埋めるセルは合っているが、入っている値は -3.40282e+38 である": scores.masked_fill(
+            ~both, torch.finfo(torch.float32).min),
+        "| ではなく & で組み合わせる": scores.masked_fill((real.unsqueeze(2) | real.unsqueeze(1)) == 0, -1e9),
     }
     for hint, answer in wrong_3.items():
         assert hint in japanese_hint(ch01.check_3, answer, scores, ids)
