@@ -129,3 +129,15 @@ def test_chapter_0s_map_shows_the_estimated_minutes(edition: str):
     part_1 = estimated[0][0]
     assert (float(hours[1]), int(hours[2])) == (round(part_1 / 30) / 2, part_1), (
         f"{start}: the chapters 0-5 path says {hours[0]!r}; the estimate is {part_1} min; run {COMMAND}")
+
+
+@pytest.mark.parametrize("edition", series.EDITIONS)
+def test_write_map_puts_the_estimates_back(edition: str):
+    """`bench_reading.py --write-map` (mapped()) rewrites a stale map to the estimator's figures and leaves a
+    current one as it is."""
+    start = series.chapters(edition)[0]
+    text = next(c.source for c in nbformat.read(start, as_version=4).cells if c.get("id") == "c02")
+    assert bench_reading.mapped(text, edition) == text
+    stale = ROW.sub(lambda row: row[0].replace(f"| {row[2]} |", "| 999 |"), text, count=1)
+    stale = TOTAL.sub(lambda row: row[0].replace(f"**{row[1]}**", "**1**"), stale, count=1)
+    assert stale != text and bench_reading.mapped(stale, edition) == text
