@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python benchmarks/bench_reading.py [NN ...] [--edition en|ja] [--json]
      (default: every chapter of both editions; --map prints the rounded minutes chapter 0's map shows)
-     .venv/bin/python benchmarks/bench_reading.py --write-map   (writes them into chapter 0's map, both editions)
+     .venv/bin/python benchmarks/bench_reading.py --write-map   (writes them into chapter 0's map, both editions,
+                                                                and docs/teaching.md's "est." and its range)
 
 An estimate, not a timed reading. One cost model for both editions:
 - prose: 170 English words a minute; in the Japanese edition, 510 Japanese characters (kana, kanji, full-width
@@ -270,6 +271,39 @@ def write_map() -> list[Path]:
             changed.append(start)
     return changed
 
+
+TEACHING = series.ROOT / "docs" / "teaching.md"
+TEACHING_ROW = re.compile(r"^(\| (\d+)\. [^|]+\| \d+ \| \d+ \| )([^|]*)(\|)", re.M)   # a row's "a learner's minutes"
+TEACHING_RANGE = re.compile(r"lands within (-?\d+) % to \+(\d+) % of them")
+TEACHING_MEAN = re.compile(r"(\d+) % off on average")
+
+
+def write_teaching() -> bool:
+    """docs/teaching.md's "est. N" per chapter, and the range and mean error of the whole-chapter estimate
+    against the timed readings (chapters 0-6 and 8-10, the first number of their cell), as tests/test_teaching.py
+    checks them. Returns whether the page changed."""
+    by_number = {series.number(path): path for path in series.chapters("en")}
+    text = TEACHING.read_text(encoding="utf-8")
+
+    def row(match: re.Match) -> str:
+        n = f"{int(match[2]):02d}"
+        cell = re.sub(r"\best\. \d+\b", f"est. {minutes(by_number[n])[0]}", match[3])
+        return f"{match[1]}{cell}{match[4]}"
+
+    new = TEACHING_ROW.sub(row, text)
+    off = []
+    for number, cell in ((m[2], m[3]) for m in TEACHING_ROW.finditer(new)):
+        timed = re.match(r"\s*(\d+)\b", cell)
+        if int(number) <= 10 and int(number) != 7 and timed:
+            parts = estimate(by_number[f"{int(number):02d}"])
+            off.append(round(100 * ((parts["main"].minutes + parts["optional"].minutes) / int(timed[1]) - 1)))
+    if off:
+        new = TEACHING_RANGE.sub(f"lands within {min(off)} % to +{max(off)} % of them", new)
+        new = TEACHING_MEAN.sub(f"{round(sum(abs(e) for e in off) / len(off))} % off on average", new)
+    if new != text:
+        TEACHING.write_text(new, encoding="utf-8")
+    return new != text
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", metavar="NN", help="chapter numbers (default: every chapter)")
@@ -281,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     editions = args.edition or list(series.EDITIONS)
     if args.write_map:
-        print("\n".join(f"wrote {path.relative_to(series.ROOT)}" for path in write_map()) or "the maps are up to date")
+        written = [*write_map(), *([TEACHING] if write_teaching() else [])]
+        print("\n".join(f"wrote {path.relative_to(series.ROOT)}" for path in written) or "all up to date")
         return 0
     if args.map:
         print("\n\n".join(chapter_map(edition) for edition in editions))

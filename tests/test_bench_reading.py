@@ -15,7 +15,7 @@ from tools import series
 sys.path.insert(0, str(series.ROOT / "benchmarks"))
 import bench_reading  # noqa: E402
 
-COMMAND = "python benchmarks/bench_reading.py --map"
+COMMAND = "python benchmarks/bench_reading.py --write-map"
 
 
 def notebook(*cells: tuple[str, str, dict], cell_id: str = "c") -> nbformat.NotebookNode:

@@ -44,7 +44,7 @@ def test_every_estimate_is_the_scripts():
     by_number = {series.number(path): path for path in NOTEBOOKS}
     wrong = {n: (m, bench_reading.minutes(by_number[n])[0]) for n, m in stated.items()
              if bench_reading.minutes(by_number[n])[0] != m}
-    assert not wrong, f"est. in docs/teaching.md vs python benchmarks/bench_reading.py: {wrong}"
+    assert not wrong, f"est. in docs/teaching.md vs bench_reading.py: {wrong}; run bench_reading.py --write-map"
 
 
 def test_the_estimate_is_set_against_the_timed_readings_truly():

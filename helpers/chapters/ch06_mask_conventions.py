@@ -250,6 +250,13 @@ def check_2(answer: object, embed_dim: int) -> None:
                           "因果の attn_mask と左パディングで、パッドが実トークンの出力を変えた。"
                           "attn_mask があるときもパディングマスクは必要である（ステップ 4）")
     except (AttnCallError, TypeError, ValueError) as error:
+        if "Boolean value of Tensor" in str(error):   # torch's words for `if attn_mask:`, e.g. is_causal=attn_mask
+            raise Mistake("your adapter used a tensor where a bool is needed: is_causal is a flag, True or False, "
+                          "not the mask itself (a tensor of many values is neither); which bool says whether a "
+                          "causal attn_mask was given?",
+                          "書いたアダプタは、bool が必要なところでテンソルを使っている。is_causal は True か "
+                          "False のフラグであり、マスクそのものではない（多数の値を持つテンソルはどちらでもない）。"
+                          "因果の attn_mask が渡されたかどうかを表す bool は何か？") from None
         first_line = str(error).splitlines()[0]
         raise Mistake(f"the checks could not run your adapter: {first_line}",
                       f"検査が、書いたアダプタを実行できなかった（{first_line}）") from None

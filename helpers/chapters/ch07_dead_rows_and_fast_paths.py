@@ -420,11 +420,12 @@ def check_1(answer: object, lengths: list[int]) -> None:
                           "see any key at all: what may it see there?",
                           f"{ja}のとき、パッドの位置に印を付けているが、パッドのクエリが死んだ行になるのは"
                           "どのキーもまったく見えないときだけである。そこでは何が見えるか？")
-        if torch.equal(got, kpm.all(-1, keepdim=True).expand_as(kpm)):
-            raise Mistake(f"with {case}: the attention mask blocks keys too (you marked only rows of all-pad "
-                          "items); a row is dead when the two masks together block every key",
-                          f"{ja}のとき、アテンションマスクもキーを遮断する（印があるのは、すべてがパッドのサンプルの行"
-                          "だけになっている）。2 つのマスクを合わせてすべてのキーが遮断される行が死んだ行である")
+        if not got.any():  # & for |, the attention mask alone, or "all-pad items only" (lengths >= 1: there are none)
+            raise Mistake(f"with {case} you marked no row, yet some rows have no visible key: a key is hidden when "
+                          "EITHER mask blocks it (combine the two with |), and a row is dead when every key is hidden",
+                          f"{ja}のとき、どの行にも印が付いていないが、見えるキーのない行がある。キーはどちらか"
+                          "一方のマスクが遮断すれば隠れる（2 つのマスクは | で合わせる）。すべてのキーが隠れた行が"
+                          "死んだ行である")
         if torch.equal(got, (kpm[:, None, :] | attn_mask).any(-1)):
             raise Mistake(f"with {case}: a row is dead when ALL its keys are blocked, not when some are",
                           f"{ja}のとき、死んだ行とは、一部ではなく「すべて」のキーが遮断された行である")

@@ -14,6 +14,7 @@ The exercise checks (at the end): check_1 (wasted scores), check_2 (a sliding-wi
 from __future__ import annotations
 
 import functools
+import inspect
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ import ipywidgets as widgets
 import torch
 
 from helpers import arguments
-from helpers.exercises import Mistake, as_ints, as_number, exercise
+from helpers.exercises import Mistake, as_ints, as_number, call, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
 from helpers.language import Bilingual, say
 from helpers.masks import causal_mask, key_padding_mask
@@ -399,6 +400,15 @@ def _window_reference(width: int, n: int) -> torch.Tensor:
     return ~(causal_mask(n) | torch.ones(n, n, dtype=torch.bool).tril(-width))
 
 
+def _required_arguments(function: Callable[..., object]) -> int | None:
+    """How many positional arguments `function` requires, or None if Python cannot tell (a builtin, say)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return sum(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+
+
 @exercise
 def check_2(answer: object, widths: Sequence[int] = (1, 2, 4), lengths: Sequence[int] = (5, 7)) -> None:
     """Exercise 2: `answer(w)` returns a mask_mod for a causal sliding window of width w (True = may attend)."""
@@ -408,8 +418,13 @@ def check_2(answer: object, widths: Sequence[int] = (1, 2, 4), lengths: Sequence
     if not callable(answer):
         raise Mistake(f"answer_2 should be a function of the width w, got a {type(answer).__name__}",
                       f"answer_2 は幅 w の関数にすること。渡されたのは {type(answer).__name__} である")
+    if _required_arguments(answer) == 4:   # (b, h, q_idx, kv_idx): answer(w) would raise a bare TypeError
+        raise Mistake("answer_2 is a mask_mod itself; it should be the function of the width w that returns one: "
+                      "def answer_2(w), with your mask_mod defined inside it and returned",
+                      "answer_2 が mask_mod そのものになっている。answer_2 は幅 w を受け取って mask_mod を返す"
+                      "関数にすること。書いた mask_mod を def answer_2(w) の中で定義し、それを返す")
     for w in widths:
-        mod = answer(w)
+        mod = call(answer, w, when=say(f"with w = {w},", f"w = {w} のとき、"))
         if not callable(mod):
             raise Mistake(f"answer_2({w}) should return a mask_mod function (b, h, q_idx, kv_idx) -> bool tensor, "
                           f"got {type(mod).__name__}",

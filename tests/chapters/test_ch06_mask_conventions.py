@@ -186,6 +186,9 @@ def test_check_2_accepts_the_adapter_and_names_each_mistake():
             x, (~kpm).long() if am is None else torch.ones_like(kpm).long(), is_causal=am is not None),
         "is_causal only when attn_mask is given": lambda x, kpm, am: hf_style_attention(x, (~kpm).long(), True),
         "could not run your adapter": lambda x, kpm, am: hf_style_attention(x, ~kpm, am is not None)[0],
+        # the mask itself as the flag: `if is_causal:` on a tensor raises torch's "Boolean value of Tensor ..."
+        "^your adapter used a tensor where a bool is needed: is_causal is a flag": lambda x, kpm, am: (
+            hf_style_attention(x, (~kpm).long(), is_causal=am)),
         "should be a function": hf_style_attention(torch.zeros(1, 2, 8), torch.ones(1, 2)),
     }
     for hint, answer in wrong.items():
@@ -236,6 +239,8 @@ def test_the_japanese_edition_hears_japanese_hints():
         "is_causal にするのは attn_mask があるときだけ": lambda x, kpm, am: hf_style_attention(x, (~kpm).long(), True),
         "^検査が、書いたアダプタを実行できなかった（":
             lambda x, kpm, am: hf_style_attention(x, ~kpm, am is not None)[0],
+        "^書いたアダプタは、bool が必要なところでテンソルを使っている。is_causal は True か False のフラグ":
+            lambda x, kpm, am: hf_style_attention(x, (~kpm).long(), is_causal=am),
         "answer_2 は関数": 3,
     }
     with speaking("ja"):

@@ -182,7 +182,6 @@ def test_check_1_accepts_dead_rows_and_names_each_mistake():
         "bool tensor": lambda kpm, attn_mask: dead_rows(kpm, attn_mask).int(),
         "shape": lambda kpm, attn_mask: kpm[:, None, :] | attn_mask,
         "you marked the pad positions": lambda kpm, attn_mask: kpm,          # passes under left padding + causal
-        "the attention mask blocks keys too": lambda kpm, attn_mask: kpm.all(-1, keepdim=True).expand_as(kpm),
         "ALL its keys": lambda kpm, attn_mask: (kpm[:, None, :] | attn_mask).any(-1),
         "polarity is reversed": lambda kpm, attn_mask: ~dead_rows(kpm, attn_mask),
         "your function raised TypeError": lambda kpm: kpm,
@@ -193,6 +192,16 @@ def test_check_1_accepts_dead_rows_and_names_each_mistake():
             ch07.check_1(answer, LENGTHS)
     with pytest.raises(Mistake, match="right padding"):     # "the pads" passes the left-padded case, not this one
         ch07.check_1(lambda kpm, attn_mask: kpm, LENGTHS)
+    all_false = {   # each marks no row; LENGTHS has no all-pad item, so the hint must not speak of one
+        "all-pad items only": lambda kpm, attn_mask: kpm.all(-1, keepdim=True).expand_as(kpm),
+        "& instead of |": lambda kpm, attn_mask: (kpm[:, None, :] & attn_mask).all(-1),
+        "the attention mask alone": lambda kpm, attn_mask: attn_mask.all(-1).expand(kpm.shape),
+    }
+    for name, answer in all_false.items():
+        with pytest.raises(Mistake, match=r"^with left padding \+ causal you marked no row, yet some rows have no "
+                                          r"visible key: .*EITHER mask .*\(combine the two with \|\)") as caught:
+            ch07.check_1(answer, LENGTHS)
+        assert "all-pad" not in str(caught.value), name
 
 
 def test_check_2_accepts_replacement_and_names_each_mistake():
@@ -307,8 +316,8 @@ def test_the_japanese_edition_hears_japanese_hints():
     ones = torch.ones(2, 5, dtype=torch.bool)
     wrong_1 = {
         "^answer_1 は関数": dead_rows(key_padding_mask(LENGTHS, side="left"), causal_mask(4)),
-        "^左パディング \\+ 因果のとき、アテンションマスクもキーを遮断する":
-            lambda kpm, attn_mask: kpm.all(-1, keepdim=True).expand_as(kpm),
+        "^左パディング \\+ 因果のとき、どの行にも印が付いていないが、見えるキーのない行がある。.*\\| で合わせる":
+            lambda kpm, attn_mask: (kpm[:, None, :] & attn_mask).all(-1),
         "^右パディング \\+ 因果のとき、パッドの位置に印を付けている": lambda kpm, attn_mask: kpm,
         "「すべて」のキー": lambda kpm, attn_mask: (kpm[:, None, :] | attn_mask).any(-1),
         "極性が逆": lambda kpm, attn_mask: ~dead_rows(kpm, attn_mask),

@@ -166,7 +166,10 @@ def test_check_3_accepts_the_accuracies_without_the_mask_and_names_each_mistake(
     ch08.check_3.solution(tuple(round(a, 2) for a in without), masked, test_set, unmasked)
     wrong = {"pair of numbers": 0.66, "percentage": tuple(100 * a for a in without),
              "WITH the mask": tuple(round(a, 2) for a in with_mask),
-             "unmasked model's": tuple(round(a, 2) for a in other), "all-True": (0.5, 0.5)}
+             "unmasked model's": tuple(round(a, 2) for a in other), "all-True": (0.5, 0.5),
+             "wrong order: first the one padded to 20": tuple(round(a, 2) for a in without[::-1]),
+             "error rates": tuple(round(1 - a, 2) for a in without)}
+    assert round(without[0], 2) != round(without[1], 2)      # else the swapped pair would be the right one
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
             ch08.check_3(answer, masked, test_set, unmasked)
@@ -217,7 +220,8 @@ def test_the_japanese_edition_hears_japanese_hints():
                "文そのものの長さ": len(flipped) - 1, "マスクありのモデルの答え": 0, "両端を含む": len(flipped) + 5}
     wrong_3 = {"2 つの数の組": 0.66, "百分率": (66.0, 70.0),
                "マスク「あり」の正解率": tuple(round(a, 2) for a in with_mask),
-               "マスクなしのモデルの正解率": tuple(round(a, 2) for a in other), "すべて True のマスク": (0.5, 0.5)}
+               "マスクなしのモデルの正解率": tuple(round(a, 2) for a in other), "すべて True のマスク": (0.5, 0.5),
+               "^2 つの正解率の順序が逆である。": (0.66, 0.65), "^それは誤り率（予測が外れた割合）である": (0.35, 0.34)}
     with speaking("ja"):
         for hint, answer in wrong_1.items():
             with pytest.raises(Mistake, match=hint):

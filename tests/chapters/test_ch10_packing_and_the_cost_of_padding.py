@@ -173,6 +173,9 @@ def test_check_2_accepts_a_sliding_window_and_names_each_mistake():
         "one key too wide": window(lambda w, q, kv: (q >= kv) & (q - kv <= w)),
         "one key too narrow": window(lambda w, q, kv: (q >= kv) & (q - kv < w - 1)),
         "the mask differs": window(lambda w, q, kv: q >= kv),
+        # the mask_mod itself, not the factory: answer(w) used to raise "<lambda>() missing 3 required ..." bare
+        "^answer_2 is a mask_mod itself; it should be the function of the width w": ch10.sliding_window_mod(2),
+        "^with w = 1, your function raised ZeroDivisionError": lambda w: 1 / 0,
     }
     for hint, answer in wrong.items():
         with pytest.raises(Mistake, match=hint):
@@ -224,6 +227,8 @@ def test_the_checks_hint_in_japanese():
             "キー 1 つ分広すぎる": window(lambda w, q, kv: (q >= kv) & (q - kv <= w)),
             "キー 1 つ分狭すぎる": window(lambda w, q, kv: (q >= kv) & (q - kv < w - 1)),
             "因果的なウィンドウと一致しない": window(lambda w, q, kv: q >= kv),
+            "^answer_2 が mask_mod そのものになっている。": ch10.sliding_window_mod(2),
+            "^w = 1 のとき、書いた関数で ZeroDivisionError が発生した（": lambda w: 1 / 0,
         }
         for hint, answer in wrong_2.items():
             with pytest.raises(Mistake, match=hint):

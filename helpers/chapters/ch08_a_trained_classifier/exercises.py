@@ -99,11 +99,21 @@ def check_3(answer: object, masked_model: Classifier, test_set: Sequence[Example
         return all(abs(a - e) <= 0.006 for a, e in zip(answer, accuracies, strict=True))
 
     lengths = (20, 32)
-    if near([accuracy_at(model, test_set, P, key_mask=False) for P in lengths]):
+    right = [accuracy_at(model, test_set, P, key_mask=False) for P in lengths]
+    if near(right):
         return
     if any(a > 1 for a in answer):
         raise Mistake("give each accuracy as a fraction between 0 and 1, not a percentage or a count",
                       "正解率はそれぞれ 0 から 1 の間の割合で渡すこと。百分率や個数ではない")
+    if near(right[::-1]):
+        raise Mistake("the two accuracies are in the wrong order: first the one padded to 20, then the one padded "
+                      "to 32",
+                      "2 つの正解率の順序が逆である。先に長さ 20 までパディングしたときの正解率、次に長さ 32 の"
+                      "ときの正解率を並べること")
+    if near([1 - a for a in right]):
+        raise Mistake("those are error rates (the share of wrong predictions): give the share of predictions that "
+                      "match the labels",
+                      "それは誤り率（予測が外れた割合）である。予測がラベルと一致した割合を渡すこと")
     if near([accuracy_at(model, test_set, P, key_mask=True) for P in lengths]):
         raise Mistake("those are the accuracies WITH the mask: pass mask=torch.ones_like(ids_P, dtype=torch.bool), "
                       "so that every key is visible",
