@@ -11,6 +11,7 @@ edition is unchanged by the Japanese labels)."""
 from __future__ import annotations
 
 import functools
+import html
 import json
 import re
 from pathlib import Path
@@ -71,7 +72,7 @@ def stored_summaries(path: Path) -> list[str]:
     """The summary line of every explorer a notebook stores (its HTML models that are not the tables)."""
     state = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("widgets", {})
     models = state.get(WIDGET_STATE, {}).get("state", {}).values()
-    return [m["state"]["value"] for m in models if m["model_name"] == "HTMLModel"
+    return [html.unescape(m["state"]["value"]) for m in models if m["model_name"] == "HTMLModel"
             and not m["state"].get("value", "").startswith('<div class="explorer-view"')]
 
 
