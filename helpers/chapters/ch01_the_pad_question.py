@@ -42,7 +42,7 @@ def pad_cells_view(n_pads: int = 2) -> View:
 
 def pad_cells_explorer() -> Explorer:
     """Number of pads -> which cells the book's mask sets to -1e9 and which stay '?'."""
-    controls = {"n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads")}
+    controls = {"n_pads": widgets.IntSlider(value=2, min=0, max=5, description=say("pads", "パッド"))}
     return explorer(controls, pad_cells_view, Bilingual(
         "Number of pads -> which cells the book's mask sets to -1e9 and which stay '?'.",
         "パッドの数 → 書籍のマスクが -1e9 にするセルと「?」のまま残るセル"))

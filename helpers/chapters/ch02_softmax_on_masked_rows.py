@@ -79,13 +79,14 @@ def softmax_explorer() -> Explorer:
     """Pads, fill value, dtype and pad-row masking -> the masked scores and the weights, live."""
     label = {"style": {"description_width": "initial"}}          # each label as wide as its text, beside its control
     controls = {
-        "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads", **label,
+        "n_pads": widgets.IntSlider(value=2, min=0, max=5, description=say("pads", "パッド"), **label,
                                     layout=widgets.Layout(width="18em")),
-        "fill": widgets.Dropdown(options=list(FILLS), value="-1e9", description="fill", **label,
+        "fill": widgets.Dropdown(options=list(FILLS), value="-1e9", description=say("fill", "埋め値"), **label,
                                  layout=widgets.Layout(width="11em")),
         "dtype": widgets.Dropdown(options=list(DTYPES), value="float32", description="dtype", **label,
                                   layout=widgets.Layout(width="11em")),
-        "mask_pad_rows": widgets.Checkbox(value=False, description="mask pad rows too", indent=False, **label,
+        "mask_pad_rows": widgets.Checkbox(value=False, description=say("mask pad rows too", "パッド行もマスクする"),
+                                          indent=False, **label,
                                           layout=widgets.Layout(width="auto")),
     }
     for control in controls.values():                                 # the same gap between every two controls

@@ -29,6 +29,18 @@ POLICIES = {  # how a layer treats the pad query rows (the pad key columns are a
     "zero": "zero them after softmax",
     "-inf": "mask them with -inf: NaN",
 }
+POLICIES_JA = {  # the same labels in the Japanese edition
+    "leave": "そのまま（書籍の方法）",
+    "uniform": "パッド行もマスク：1/5",
+    "zero": "ソフトマックスの後で 0 にする",
+    "-inf": "-inf でマスク：NaN",
+}
+ROWS_JA = {  # what the Japanese summary says of the pad rows under each policy
+    "leave": "パッド行はそのまま",
+    "uniform": "パッド行もマスク",
+    "zero": "パッド行はソフトマックスの後で 0",
+    "-inf": "パッド行は -inf でマスク",
+}
 
 
 def layer2_params(seed: int = 3) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -58,6 +70,7 @@ def attention_layer(h: torch.Tensor, W: tuple[torch.Tensor, ...], pad: torch.Ten
 # --- the explorer: does the pad row matter ---
 
 JUNK = ("none", "random x1000", "zeros", "NaN")  # what replaces the pad rows between the layers
+JUNK_JA = {"none": "なし", "random x1000": "乱数 ×1000", "zeros": "ゼロ", "NaN": "NaN"}  # their Japanese labels
 
 
 @functools.cache  # the explorer recomputes only what a control changes
@@ -100,14 +113,15 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
         hidden = hidden | pad[0].unsqueeze(1)                          # two policies the pad query rows too
     panels = (Panel(w2_junk[0], tokens, tokens, masked=hidden,
                     title=Bilingual("layer 2 weights" + ("" if junk == "none" else f", pad rows = {junk}"),
-                                    "2 層目の重み" + ("" if junk == "none" else f"、パッド行 = {junk}"))),
+                                    "2 層目の重み" + ("" if junk == "none" else f"、パッド行 = {JUNK_JA[junk]}"))),
               Panel(diff, tokens, ["d0", "d1", "d2", "d3"], fmt=".2g",
                     title=Bilingual("|output - book's, no junk|", "|出力 - ゴミなしの書籍の出力|"),
                     xlabel=Bilingual("feature", "特徴量"), ylabel=""))
 
     real_diff = diff[~pad[0]].max().item()
     text = say(f"policy {policy}, junk {junk}, {n_pads} pad(s): real rows max |change| = {real_diff:g}",
-               f"扱い方 {policy}、ゴミ値 {junk}、パッド {n_pads} 個：実トークンの行の最大 |変化| = {real_diff:g}")
+               f"{ROWS_JA[policy]}、ゴミ値 {JUNK_JA[junk]}、パッド {n_pads} 個：実トークンの行の最大 |変化| = "
+               f"{real_diff:g}")
     if n_pads:
         pad_diff = diff[pad[0]].max().item()
         text += say(f"; pad rows max |change| = {pad_diff:g}", f"、パッド行の最大 |変化| = {pad_diff:g}")
@@ -130,10 +144,11 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
 def pad_rows_explorer() -> Explorer:
     """Pad-row policy, junk in the pad rows and number of pads -> does anything reach the real tokens?"""
     controls = {
-        "policy": widgets.Dropdown(options=[(label, key) for key, label in POLICIES.items()], value="leave",
-                                   description="pad rows"),
-        "junk": widgets.Dropdown(options=list(JUNK), value="random x1000", description="junk"),
-        "n_pads": widgets.IntSlider(value=2, min=0, max=5, description="pads"),
+        "policy": widgets.Dropdown(options=[(say(label, POLICIES_JA[key]), key) for key, label in POLICIES.items()],
+                                   value="leave", description=say("pad rows", "パッド行")),
+        "junk": widgets.Dropdown(options=[(say(j, JUNK_JA[j]), j) for j in JUNK], value="random x1000",
+                                 description=say("junk", "ゴミ値")),
+        "n_pads": widgets.IntSlider(value=2, min=0, max=5, description=say("pads", "パッド")),
     }
     return explorer(controls, pad_rows_view, Bilingual(
         "Pad-row policy, junk in the pad rows and number of pads -> does anything reach the real tokens?",

@@ -68,12 +68,13 @@ def kpm_view(seed: int = 0, pad: float = 1000, masked: bool = True, item: int = 
 
 def kpm_explorer() -> Explorer:
     """Seed, PAD value, mask on/off and batch item -> the weights heatmap of chapter 4's experiment."""
-    pads = [("1000", 1000), ("100", 100), ("13", 13), ("0", 0), ("-1000", -1000), ("7 (a real value!)", 7)]
+    pads = [("1000", 1000), ("100", 100), ("13", 13), ("0", 0), ("-1000", -1000),
+            (say("7 (a real value!)", "7（実際の値！）"), 7)]
     controls = {
         "seed": widgets.IntSlider(value=0, min=0, max=9, description="seed"),
         "pad": widgets.Dropdown(options=pads, value=1000, description="PAD"),
         "masked": widgets.Checkbox(value=True, description="key_padding_mask"),
-        "item": widgets.ToggleButtons(options=[0, 1, 2], value=0, description="batch item"),
+        "item": widgets.ToggleButtons(options=[0, 1, 2], value=0, description=say("batch item", "サンプル")),
     }
     return explorer(controls, kpm_view, Bilingual(
         "Seed, PAD value, mask on/off and batch item -> the weights heatmap of chapter 4's experiment.",

@@ -93,10 +93,11 @@ def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bo
 def causal_explorer() -> Explorer:
     """Masks on/off, a sequence and a token to edit -> the weights, and which outputs that edit changes."""
     controls = {
-        "sequence": widgets.Dropdown(options=list(CAUSAL_SEQUENCES), value="right-padded", description="sequence"),
-        "causal": widgets.Checkbox(value=True, description="causal attn_mask"),
+        "sequence": widgets.Dropdown(options=[(say(s, SEQUENCES_JA[s]), s) for s in CAUSAL_SEQUENCES],
+                                     value="right-padded", description=say("sequence", "系列")),
+        "causal": widgets.Checkbox(value=True, description=say("causal attn_mask", "因果マスク（attn_mask）")),
         "padding": widgets.Checkbox(value=True, description="key_padding_mask"),
-        "edit": widgets.IntSlider(value=1, min=0, max=4, description="edit token"),
+        "edit": widgets.IntSlider(value=1, min=0, max=4, description=say("edit token", "編集するトークン")),
     }
     return explorer(controls, causal_view, Bilingual(
         "Masks on/off, a sequence and a token to edit -> the weights, and which outputs that edit changes.",

@@ -28,6 +28,24 @@ SHORT = {  # the names in a panel's title
     "F.scaled_dot_product_attention": "scaled_dot_product_attention",
     "masked_fill(mask, -inf) + softmax": "masked_fill",
 }
+LABELS_JA = {  # each option's label in the Japanese edition (an API's name stays as it is)
+    "MHA bool (True = blocked)": "MHA の bool（True = 遮断）", "SDPA bool (True = may attend)":
+    "SDPA の bool（True = 参照してよい）", "HF 0/1 (1 = keep)": "HF の 0/1（1 = 残す）",
+    "HF 0/1 cast to float": "HF の 0/1 を float にキャスト", "additive float (0 / -inf)": "加算する float（0 / -inf）",
+    "masked_fill(mask, -inf) + softmax": "masked_fill(mask, -inf) + ソフトマックス",
+    "none": "なし", "right": "右", "left": "左",
+}
+SHORT_JA = {"HF 0/1 cast to float": "HF の 0/1 を float にキャスト", "additive float (0 / -inf)": "加算する float"}
+
+
+def _label(value: str) -> str:
+    """An option's label in the current language."""
+    return say(value, LABELS_JA.get(value, value))
+
+
+def _short(value: str) -> str:
+    """The name of an option in the Japanese panel title."""
+    return SHORT_JA.get(value, SHORT[value])
 
 
 def intended(padding: str) -> torch.Tensor:
@@ -153,12 +171,13 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
         status = Bilingual(status.en + "\nNaN rows are the lesson: no visible key",
                            status.ja + "\nNaN の行が学ぶ点：見えるキーがない")
     title = Bilingual(f"{SHORT[convention]} mask → {SHORT[api]}{' (converted)' if convert else ''}\n{status.en}",
-                      f"{SHORT[convention]} のマスク → {SHORT[api]}{'（変換あり）' if convert else ''}\n{status.ja}")
+                      f"{_short(convention)} のマスク → {_short(api)}{'（変換あり）' if convert else ''}\n{status.ja}")
     panel = Panel(weights, tokens, tokens, masked=blocked, framed=used & blocked, frame_color=RED,
                   alert=bool(problems), title=title)
     side = {"none": "なし", "right": "右", "left": "左"}[padding]
     summary = say(f"{convention} -> {api}{' (converted)' if convert else ''}, {padding} padding: {verdict}",
-                  f"{convention} → {api}{'（変換あり）' if convert else ''}、パディング：{side}。{verdict}")
+                  f"{_label(convention)} → {_label(api)}{'（変換あり）' if convert else ''}、パディング：{side}。"
+                  f"{verdict}")
     return View((panel,), summary,
                 caption=Bilingual("hatched: should be blocked    red frame: weight on a blocked key",
                                   "斜線：遮断すべきセル    赤枠：遮断されたキーに重み"))
@@ -170,12 +189,15 @@ LABEL = {"description_width": "5.5em"}  # room for "passed to"; each drop-down 3
 def mask_convention_explorer() -> Explorer:
     """Mask convention x API x conversion x padding side -> the weights the API really computes."""
     controls = {
-        "convention": widgets.Dropdown(options=CONVENTIONS, value=CONVENTIONS[0], description="mask",
-                                       layout=widgets.Layout(width="30em"), style=LABEL),
-        "api": widgets.Dropdown(options=APIS, value=APIS[1], description="passed to",
-                                layout=widgets.Layout(width="30em"), style=LABEL),
-        "convert": widgets.Checkbox(value=False, description="convert with helpers.masks"),
-        "padding": widgets.ToggleButtons(options=list(TOKENS), value="right", description="padding"),
+        "convention": widgets.Dropdown(options=[(_label(c), c) for c in CONVENTIONS], value=CONVENTIONS[0],
+                                       description=say("mask", "マスク"), layout=widgets.Layout(width="30em"),
+                                       style=LABEL),
+        "api": widgets.Dropdown(options=[(_label(a), a) for a in APIS], value=APIS[1],
+                                description=say("passed to", "渡す先"), layout=widgets.Layout(width="30em"),
+                                style=LABEL),
+        "convert": widgets.Checkbox(value=False, description=say("convert with helpers.masks", "helpers.masks で変換")),
+        "padding": widgets.ToggleButtons(options=[(_label(p), p) for p in TOKENS], value="right",
+                                         description=say("padding", "パディング")),
     }
     return explorer(controls, mask_convention_view, Bilingual(
         "Mask convention x API x conversion x padding side -> the weights the API really computes.",

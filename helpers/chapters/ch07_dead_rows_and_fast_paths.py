@@ -325,7 +325,7 @@ def fast_paths_view(path: str = "MHA, need_weights=False", padding: str = "left"
                   f"{label(mode)}、{masks} マスク、{label(padding)}パディング{' + 因果' if causal else ''}")
     no_key = say("  (no key)", "（キーなし）")
     rows = [f"{t}{no_key if d else ''}" for t, d in zip(tokens, dead.tolist(), strict=True)]
-    panel = Panel(out[0], rows, [f"out {j}" for j in range(E)], masked=kpm[0][:, None].expand(5, E),
+    panel = Panel(out[0], rows, [f"{say('out', '出力')} {j}" for j in range(E)], masked=kpm[0][:, None].expand(5, E),
                   framed=dead[:, None].expand(5, E), frame_color=RED, red_rows=tuple(dead.nonzero().flatten().tolist()),
                   xlabel=say("output feature", "出力の特徴量"), ylabel=say("position", "位置"),
                   alert=bool(out[0, dead].isnan().any()), title=f"{_path_label(path)}\n{setting}\n{ran}")

@@ -142,6 +142,14 @@ STEPS = 6                                    # new tokens per prompt
 SIDES = ("left", "right")
 POSITIONS = {"from the mask": "mask", "naive (left edge)": "naive"}
 MASKS = ("every step", "prompt only", "off")
+LABELS_JA = {"left": "左", "right": "右", "from the mask": "マスクから数える",  # the options' Japanese labels
+             "naive (left edge)": "素朴（左端から数える）", "every step": "毎ステップ", "prompt only": "プロンプトだけ",
+             "off": "なし"}
+
+
+def _labelled(values: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(label, value) for each option: the label in the current language."""
+    return [(say(v, LABELS_JA[v]), v) for v in values]
 
 
 def counting_corpus(length: int = 12, numbers: int = 7) -> torch.Tensor:
@@ -259,7 +267,7 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
     summary = say(f"padding {padding}, positions {positions}, mask {mask}, KV cache {'on' if kv_cache else 'off'}: "
                   f"{same}/{n} items match the reference; step {step}: weight on pads, summed over the "
                   f"{n} items: {on_pads}",
-                  f"パディング：{'左' if padding == 'left' else '右'}、位置 ID：{positions}、マスク：{mask}、"
+                  f"パディング：{LABELS_JA[padding]}、位置 ID：{LABELS_JA[positions]}、マスク：{LABELS_JA[mask]}、"
                   f"KV キャッシュ：{'オン' if kv_cache else 'オフ'}。参照と一致するサンプルは {same}/{n}。"
                   f"ステップ {step}：パッドに乗った重み（{n} サンプルの合計）は {on_pads}")
     return View(tuple(panels), summary, caption=Bilingual(
@@ -274,11 +282,13 @@ def generation_explorer() -> Explorer:
     for combination in ((s, p, m, c) for s in SIDES for p in POSITIONS for m in MASKS for c in (True, False)):
         batched(*combination)                                                  # precompute all 24 runs
     controls = {
-        "padding": widgets.ToggleButtons(options=SIDES, value="left", description="padding"),
-        "positions": widgets.Dropdown(options=tuple(POSITIONS), value="from the mask", description="position ids"),
-        "mask": widgets.Dropdown(options=MASKS, value="every step", description="mask"),
-        "kv_cache": widgets.Checkbox(value=True, description="KV cache"),
-        "step": widgets.IntSlider(value=2, min=1, max=STEPS, description="step"),
+        "padding": widgets.ToggleButtons(options=_labelled(SIDES), value="left",
+                                         description=say("padding", "パディング")),
+        "positions": widgets.Dropdown(options=_labelled(tuple(POSITIONS)), value="from the mask",
+                                      description=say("position ids", "位置 ID")),
+        "mask": widgets.Dropdown(options=_labelled(MASKS), value="every step", description=say("mask", "マスク")),
+        "kv_cache": widgets.Checkbox(value=True, description=say("KV cache", "KV キャッシュ")),
+        "step": widgets.IntSlider(value=2, min=1, max=STEPS, description=say("step", "ステップ")),
     }
     return explorer(controls, generation_view, Bilingual(
         'Padding side, position ids, mask and KV cache -> continuations and the attention at one step.',

@@ -261,6 +261,8 @@ def median_ms(fn: Callable[[], object], warmup: int = 3, repeats: int = 15) -> f
 DISTRIBUTIONS = ("narrow", "log-normal", "bimodal")
 STRATEGIES = ("pad", "bucket", "pack")
 BATCH_SIZES = (1, 2, 4, 8)
+LABELS_JA = {"narrow": "狭い", "log-normal": "対数正規", "bimodal": "二峰性",
+             "pad": "パディング", "bucket": "バケット", "pack": "パッキング"}  # the options' Japanese labels
 NAMES = "ABCDEFGH"   # the 8 sequences
 POOL = 8
 
@@ -332,7 +334,7 @@ def packing_view(distribution: str = "log-normal", batch_size: int = 4, strategy
         shortest = min(groups[0], key=lambda i: lengths[i])   # the row of batch 0 with the most padding
         first, width = lengths[shortest], max(lengths[i] for i in groups[0])
         blocked = causal_mask(width) | key_padding_mask([first], width)
-        labels = [f"{NAMES[shortest]}{p}" for p in range(first)] + ["pad"] * (width - first)
+        labels = [f"{NAMES[shortest]}{p}" for p in range(first)] + [say("pad", "パッド")] * (width - first)
         mask_title = Bilingual(f"mask of batch 0, row {NAMES[shortest]}\n(causal + padding)",
                                f"バッチ 0、行 {NAMES[shortest]} のマスク\n（因果 + パディング）")
     mask = Panel((~blocked).float(), labels, labels, masked=blocked, fmt=".0f", title=mask_title)
@@ -342,7 +344,8 @@ def packing_view(distribution: str = "log-normal", batch_size: int = 4, strategy
                   f"{cost.computed_positionwise} token slots for {cost.useful_positionwise} tokens, "
                   f"wasted {cost.wasted_positionwise:.0%} of position-wise work and "
                   f"{cost.wasted_attention:.0%} of attention scores{note}",
-                  f"{distribution} の長さ {list(lengths)}、バッチサイズ {batch_size}、{strategy}："
+                  f"{LABELS_JA[distribution]}分布の長さ {list(lengths)}、バッチサイズ {batch_size}、"
+                  f"{LABELS_JA[strategy]}："
                   f"トークン {cost.useful_positionwise} 個に {cost.computed_positionwise} スロットを使い、"
                   f"位置ごとの計算の {cost.wasted_positionwise:.0%} とアテンションスコアの "
                   f"{cost.wasted_attention:.0%} が無駄になる{note}")
@@ -354,9 +357,12 @@ def packing_view(distribution: str = "log-normal", batch_size: int = 4, strategy
 def packing_explorer() -> Explorer:
     """Length distribution, batch size and strategy -> the rows, the first row's mask, and the wasted fraction."""
     controls = {
-        "distribution": widgets.Dropdown(options=DISTRIBUTIONS, value="log-normal", description="lengths"),
-        "batch_size": widgets.ToggleButtons(options=BATCH_SIZES, value=4, description="batch size"),
-        "strategy": widgets.ToggleButtons(options=STRATEGIES, value="pad", description="strategy"),
+        "distribution": widgets.Dropdown(options=[(say(d, LABELS_JA[d]), d) for d in DISTRIBUTIONS],
+                                         value="log-normal", description=say("lengths", "長さ")),
+        "batch_size": widgets.ToggleButtons(options=BATCH_SIZES, value=4,
+                                            description=say("batch size", "バッチサイズ")),
+        "strategy": widgets.ToggleButtons(options=[(say(s, LABELS_JA[s]), s) for s in STRATEGIES], value="pad",
+                                          description=say("strategy", "方式")),
     }
     return explorer(controls, packing_view, Bilingual(
         "Length distribution, batch size and strategy -> the rows, the first row's mask, and the wasted fraction.",

@@ -31,6 +31,7 @@ SOURCE_WORDS = ("犬", "猫", "鳥", "牛", "馬")        # the source sentence 
 TARGET_WORDS = ("<s>", "dog", "cat", "bird")          # the decoder's input for item 0 (T = 4): <s>, then the words
 PAD = "<pad>"
 PADDING_SIDES = ("right", "left")
+SIDES_JA = {"right": "右", "left": "左"}  # their labels in the Japanese edition
 MASK_ARGUMENTS = ("src_mask", "tgt_mask", "memory_mask",
                   "src_key_padding_mask", "tgt_key_padding_mask", "memory_key_padding_mask")
 HINTS = ("src_is_causal", "tgt_is_causal", "memory_is_causal")
@@ -537,11 +538,13 @@ def _outcome(src_length: int, tgt_length: int, padding_side: str, routing: str) 
 def encoder_decoder_explorer() -> Explorer:
     """Source and target lengths, padding side and the mask arguments passed -> the three tables of item 0."""
     controls = {
-        "src_length": widgets.IntSlider(value=3, min=1, max=S_MAX, description="source length"),
-        "tgt_length": widgets.IntSlider(value=4, min=1, max=T_MAX, description="target length"),
-        "padding_side": widgets.ToggleButtons(options=list(PADDING_SIDES), value="right", description="padding"),
+        "src_length": widgets.IntSlider(value=3, min=1, max=S_MAX, description=say("source length", "ソースの長さ")),
+        "tgt_length": widgets.IntSlider(value=4, min=1, max=T_MAX,
+                                        description=say("target length", "ターゲットの長さ")),
+        "padding_side": widgets.ToggleButtons(options=[(say(s, SIDES_JA[s]), s) for s in PADDING_SIDES],
+                                              value="right", description=say("padding", "パディング")),
         "routing": widgets.Dropdown(options=[(say(r, ROUTINGS_JA[r]), r) for r in ROUTINGS], value="correct",
-                                    description="masks passed",
+                                    description=say("masks passed", "渡したマスク"),
                                     layout=widgets.Layout(width="28em"), style={"description_width": "6.5em"}),
     }
     return explorer(controls, encoder_decoder_view, Bilingual(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import ipywidgets as widgets
@@ -349,6 +349,14 @@ LOSSES_JA = {"token mean": "トークン平均", "sequence mean": "系列平均"
 POOLINGS_JA = {"mean with pads": "パッドを含む平均", "mean of real tokens": "実トークンの平均",
                "last slot": "最後のスロット", "last real token": "最後の実トークン",
                "first slot": "最初のスロット", "first real token": "最初の実トークン"}
+# the options' labels in the Japanese edition's controls (a fill that is code stays as it is)
+LABELS_JA = {**SIDES_JA, **LOSSES_JA, **POOLINGS_JA, "safe softmax": "安全なソフトマックス",
+             "none: a loss per token": "なし（トークンごとの損失）"}
+
+
+def _labelled(values: Sequence[str]) -> list[tuple[str, str]]:
+    """(label, value) for each option: the label in the current language."""
+    return [(say(v, LABELS_JA.get(v, v)), v) for v in values]
 
 
 @functools.cache
@@ -502,12 +510,14 @@ def training_view(length_0: int = 3, length_1: int = 5, padding: str = "left", f
 def training_explorer() -> Explorer:
     """Lengths, padding side, fill, loss and pooling -> loss weights per slot and the gradient change."""
     controls = {
-        "length_0": widgets.IntSlider(value=3, min=1, max=S, description="length 0"),
-        "length_1": widgets.IntSlider(value=5, min=1, max=S, description="length 1"),
-        "padding": widgets.ToggleButtons(options=SIDES, value="left", description="padding"),
-        "fill": widgets.Dropdown(options=tuple(FILLS), value="-inf", description="fill"),
-        "loss": widgets.Dropdown(options=LOSSES, value="token mean", description="loss"),
-        "pooling": widgets.Dropdown(options=VIEW_POOLINGS, value=VIEW_POOLINGS[0], description="pooling"),
+        "length_0": widgets.IntSlider(value=3, min=1, max=S, description=say("length 0", "長さ 0")),
+        "length_1": widgets.IntSlider(value=5, min=1, max=S, description=say("length 1", "長さ 1")),
+        "padding": widgets.ToggleButtons(options=_labelled(SIDES), value="left",
+                                         description=say("padding", "パディング")),
+        "fill": widgets.Dropdown(options=_labelled(tuple(FILLS)), value="-inf", description=say("fill", "埋め値")),
+        "loss": widgets.Dropdown(options=_labelled(LOSSES), value="token mean", description=say("loss", "損失")),
+        "pooling": widgets.Dropdown(options=_labelled(VIEW_POOLINGS), value=VIEW_POOLINGS[0],
+                                    description=say("pooling", "プーリング")),
     }
     return explorer(controls, training_view, Bilingual(
         'Lengths, padding side, fill, loss and pooling -> loss weights per slot and the gradient change.',

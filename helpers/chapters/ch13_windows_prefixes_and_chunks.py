@@ -370,7 +370,7 @@ def mask_view(width: int = 3, prefix: int = 0, sinks: int = 0, chunk: int = 4, l
                   f"書くと{'同じマスクになる' if mod_agrees else '違うマスクになる'}。最後のチャンクは "
                   f"{L - last} × {L} で、左上揃えにすると {int(wrong.sum())} 個のセルを誤る")
     caption = Bilingual("1: may attend    hatched: blocked    ×: a top-left-aligned chunk mask gets this cell wrong",
-                        "1：参照してよい    斜線：遮断    ×：左上にそろえたチャンクのマスクはこのセルを誤る")
+                        "1：参照してよい    斜線：遮断    ×：左上に揃えたチャンクのマスクはこのセルを誤る")
     return View(panels, summary, caption)
 
 
@@ -378,11 +378,11 @@ def mask_explorer() -> Explorer:
     """Window width, prefix length, sinks, chunk size and layers -> the mask, its receptive field, keys per
     query, the last chunk, and whether the window's spellings agree."""
     controls = {
-        "width": widgets.IntSlider(value=3, min=1, max=LENGTH, description="window"),
-        "prefix": widgets.IntSlider(value=0, min=0, max=LENGTH, description="prefix"),
-        "sinks": widgets.IntSlider(value=0, min=0, max=3, description="sinks"),
-        "chunk": widgets.IntSlider(value=4, min=1, max=LENGTH, description="chunk"),
-        "layers": widgets.IntSlider(value=2, min=1, max=LAYERS, description="layers"),
+        "width": widgets.IntSlider(value=3, min=1, max=LENGTH, description=say("window", "ウィンドウ")),
+        "prefix": widgets.IntSlider(value=0, min=0, max=LENGTH, description=say("prefix", "プレフィックス")),
+        "sinks": widgets.IntSlider(value=0, min=0, max=3, description=say("sinks", "シンク")),
+        "chunk": widgets.IntSlider(value=4, min=1, max=LENGTH, description=say("chunk", "チャンク")),
+        "layers": widgets.IntSlider(value=2, min=1, max=LAYERS, description=say("layers", "層の数")),
     }
     return explorer(controls, mask_view, Bilingual(
         "Window width, prefix length, sinks, chunk size and layers -> the mask, its receptive field, keys per "

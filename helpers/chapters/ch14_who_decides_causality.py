@@ -540,6 +540,13 @@ def _check_measure(mllama: object, text_tokens: object, image_tokens: object) ->
 MASKS = ("none", "bool", "float", "float cast to bool")
 FLAGS = ("True", "False", "missing")
 CONFIGS = ("causal", "bidirectional")
+LABELS_JA = {"none": "なし", "float cast to bool": "float を bool にキャスト", "missing": "属性なし",
+             "causal": "因果マスク", "bidirectional": "双方向"}  # the options' Japanese labels (code stays as it is)
+
+
+def label(value: str) -> str:
+    """An option of the explorer as its control shows it, in the current language."""
+    return say(value, LABELS_JA.get(value, value))
 LENGTH = 6
 
 
@@ -609,9 +616,9 @@ def pattern_name(blocked: torch.Tensor, *, english: bool = False) -> str:
     for a table whose other labels are English code)."""
     pick = _english if english else say
     if torch.equal(blocked, causal(blocked.shape[0])):
-        return "causal"
+        return pick("causal", LABELS_JA["causal"])
     if not blocked.any():
-        return "bidirectional"
+        return pick("bidirectional", LABELS_JA["bidirectional"])
     if blocked.all():
         return pick("nothing: every key blocked", "何も見ない（どのキーも遮断）")
     past = torch.ones_like(blocked).tril(-1)
@@ -642,7 +649,7 @@ def _decider_view(mask: str, is_causal: str, config: str, _language: str) -> Vie
         shown, title = torch.zeros(LENGTH, LENGTH, dtype=torch.bool), say("mask given: None", "渡したマスク：None")
     else:
         shown = ~given[0, 0] if given.dtype == torch.bool else given[0, 0] != 0
-        title = say(f"mask given: {mask}", f"渡したマスク：{mask}")
+        title = say(f"mask given: {mask}", f"渡したマスク：{label(mask)}")
     panels = (Panel((~shown).float(), labels, labels, title=title, masked=shown, fmt=".0f"),
               Panel((~blocked).float(), labels, labels, masked=blocked, fmt=".0f", framed=wrong, frame_color=RED,
                     mark="×", title=say("applied by the kernel (from its output)",
@@ -652,9 +659,9 @@ def _decider_view(mask: str, is_causal: str, config: str, _language: str) -> Vie
     match = not wrong.any()
     summary = say(f"mask {mask}, is_causal {is_causal}, config {config}: decided by {decider}; applied {name}; "
                   f"{'matches' if match else 'does NOT match'} the intent of the config ({config})",
-                  f"マスク {mask}、is_causal {is_causal}、config {config}：決めたのは{decider}。"
-                  f"適用されたのは{_gap(name)}{name}。"
-                  f"config の意図（{config}）と{'一致する' if match else '一致しない'}。")
+                  f"マスク{_gap(label(mask))}{label(mask)}、is_causal {label(is_causal)}、config {label(config)}："
+                  f"決めたのは{decider}。適用されたのは{_gap(name)}{name}。"
+                  f"config の意図（{label(config)}）と{'一致する' if match else '一致しない'}。")
     caption = say("1: may attend    hatched: blocked    ×: differs from the intent of the config",
                   "1：参照してよい　斜線：遮断　×：config の意図と違う")
     return View(panels, summary, caption)
@@ -664,9 +671,11 @@ def decider_explorer() -> Explorer:
     """Mask, the module's is_causal and the config -> what transformers' sdpa integration applied, and who
     decided."""
     controls = {
-        "mask": widgets.Dropdown(options=MASKS, value="none", description="mask"),
-        "is_causal": widgets.Dropdown(options=FLAGS, value="missing", description="is_causal"),
-        "config": widgets.Dropdown(options=CONFIGS, value="bidirectional", description="config"),
+        "mask": widgets.Dropdown(options=[(label(m), m) for m in MASKS], value="none",
+                                 description=say("mask", "マスク")),
+        "is_causal": widgets.Dropdown(options=[(label(f), f) for f in FLAGS], value="missing", description="is_causal"),
+        "config": widgets.Dropdown(options=[(label(c), c) for c in CONFIGS], value="bidirectional",
+                                   description="config"),
     }
     return explorer(controls, decider_view, Bilingual(
         "Mask, the module's is_causal and the config -> what transformers' sdpa integration applied, and who decided.",

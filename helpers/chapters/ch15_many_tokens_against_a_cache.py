@@ -482,7 +482,7 @@ def cache_view(cached: int = 3, new: int = 4, tree: str = "linear", sink: str = 
                                                        f"マスク（{new} × {cached + new}）、行 = ノード @ 位置 ID"),
               masked=blocked, fmt=".0f", framed=wrong, frame_color=RED, mark="×", red_rows=red, alert=not same,
               xlabel=say("key", "キー"), ylabel=say("query", "クエリ")),
-        Panel(weights, rows, cols + (["sink"] if s is not None else []),
+        Panel(weights, rows, cols + ([say("sink", "シンク")] if s is not None else []),
               title=say("weights" + (" (the sink's column last)" if s is not None else ""),
                         "重み" + ("（最後の列がシンク）" if s is not None else "")),
               masked=torch.cat([blocked, torch.zeros(new, 1, dtype=torch.bool)], 1)[:, :weights.shape[1]],
@@ -505,6 +505,12 @@ def cache_view(cached: int = 3, new: int = 4, tree: str = "linear", sink: str = 
 _TREE_JA = {"linear": "一直線の木", "binary": "二分木", "given": "指定した木"}
 _MASK_JA = {"offset mask": "オフセット付きマスク", "tril(0) mask": "tril(0) のマスク",
             "positions restarted": "0 から振り直した位置 ID", "breadth-order positions": "幅優先の順の位置 ID"}
+_LABELS_JA = {"linear": "一直線", "binary": "二分木", "given": "指定した木", "none": "なし", **_MASK_JA}  # options
+
+
+def _labelled(values: list[str]) -> list[tuple[str, str]]:
+    """(label, value) for each option: the label in the current language (a number stays as it is)."""
+    return [(say(v, _LABELS_JA.get(v, v)), v) for v in values]
 
 
 def cache_explorer() -> Explorer:
@@ -512,12 +518,15 @@ def cache_explorer() -> Explorer:
     weights, and whether the outputs equal the serial run."""
     style = {"description_width": "initial"}
     controls = {
-        "cached": widgets.IntSlider(value=3, min=0, max=5, description="cached tokens", style=style),
-        "new": widgets.IntSlider(value=4, min=1, max=6, description="new tokens", style=style),
-        "tree": widgets.Dropdown(options=list(TREES), value="linear", description="tree", style=style),
-        "sink": widgets.Dropdown(options=list(SINKS), value="none", description="sink logit", style=style),
-        "mask": widgets.Dropdown(options=list(EXPLORER_MASKS), value="offset mask", description="built with",
+        "cached": widgets.IntSlider(value=3, min=0, max=5, description=say("cached tokens", "キャッシュ済みのトークン"),
+                                    style=style),
+        "new": widgets.IntSlider(value=4, min=1, max=6, description=say("new tokens", "新しいトークン"), style=style),
+        "tree": widgets.Dropdown(options=_labelled(list(TREES)), value="linear", description=say("tree", "木"),
                                  style=style),
+        "sink": widgets.Dropdown(options=_labelled(list(SINKS)), value="none",
+                                 description=say("sink logit", "シンクのロジット"), style=style),
+        "mask": widgets.Dropdown(options=_labelled(list(EXPLORER_MASKS)), value="offset mask",
+                                 description=say("built with", "マスクの作り方"), style=style),
     }
     return explorer(controls, cache_view, Bilingual(
         "Cache length, new tokens, tree shape, sink logit and the mask's construction -> the mask, position ids, "

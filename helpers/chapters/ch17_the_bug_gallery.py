@@ -579,6 +579,13 @@ GALLERY: dict[str, Entry] = {
         (MeanOverPadded, SumOverPadded, MeanFixed)),
 }
 KEYS = tuple(GALLERY)
+# each entry's and each variant's name in the Japanese edition (the explorer's options and its summary line)
+KEYS_JA = {"position ids": "位置 ID", "pad = eos": "パッド = EOS", "packing": "パッキング",
+           "fp16 fill": "fp16 の埋め値", "dead rows": "死んだ行", "cross-attention": "クロスアテンション",
+           "bidirectional flag": "双方向のフラグ", "cache offset": "キャッシュのオフセット", "window": "ウィンドウ",
+           "bool polarity": "bool の極性", "hybrid convolution": "ハイブリッドの畳み込み",
+           "mean pooling": "平均プーリング"}
+VARIANTS_JA = {"buggy": "バグ版", "almost": "直しきれていない版", "fixed": "修正版"}  # as step 2 names them
 
 
 def _key(key: object) -> str:
@@ -770,7 +777,8 @@ def _gallery_view(key: str, variant: str, _language: str) -> View:
     check = say("diagnose", "diagnose の判定") if e.variants is not None else say("the label check",
                                                                                  "ラベルの検査の判定")
     summary = say(f"{key}, {variant} ({e.thread}): {check} {verdict}" + (f": {listed}" if listed else ""),
-                  f"{key}、{variant}（{e.thread}）：{check}は{verdict}" + (f"（{listed}）" if listed else ""))
+                  f"{KEYS_JA[key]}、{VARIANTS_JA[variant]}（{e.thread}）：{check}は{verdict}"
+                  + (f"（{listed}）" if listed else ""))
     panels = _panel_mask(key, variant)
     if e.variants is None:
         caption = say("hatched: no loss (label -100)    red frame: each sequence's own EOS",
@@ -794,8 +802,10 @@ def _gallery_view(key: str, variant: str, _language: str) -> View:
 
 def gallery_explorer() -> Explorer:
     """A gallery entry and a variant -> the masks expected and inferred, and diagnose's finding codes."""
-    controls = {"entry": widgets.Dropdown(options=KEYS, value="packing", description="entry"),
-                "variant": widgets.ToggleButtons(options=VARIANTS, value="buggy", description="variant")}
+    controls = {"entry": widgets.Dropdown(options=[(say(k, KEYS_JA[k]), k) for k in KEYS], value="packing",
+                                          description=say("entry", "バグ")),
+                "variant": widgets.ToggleButtons(options=[(say(v, VARIANTS_JA[v]), v) for v in VARIANTS],
+                                                 value="buggy", description=say("variant", "版"))}
     return explorer(controls, gallery_view, Bilingual(
         "A gallery entry and a variant -> the masks expected and inferred, and diagnose's finding codes.",
         'ギャラリーの 1 つのバグと版 → 期待するマスクと推定したマスク、diagnose の所見コード'))

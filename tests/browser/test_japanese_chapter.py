@@ -52,16 +52,19 @@ SET_SOURCE = """([index, source]) => {
 
 
 def japanese_moves() -> list[Move]:
-    """The moves of chapter 1's explorer (pads 2 -> 3 -> 5, refused -> 0), with the summaries the Japanese
-    edition shows: what pad_cells_view says when the helpers speak Japanese."""
+    """The moves of chapter 1's explorer (pads 2 -> 3 -> 5, refused -> 0), with the slider's label and the
+    summaries the Japanese edition shows: what the explorer says when the helpers speak Japanese."""
     with speaking("ja"):
         summary = {n: ch01.pad_cells_view(n).summary for n in (0, 2, 3)}
         with pytest.raises(ValueError) as refused:
             ch01.pad_cells_view(5)
-    assert all(any(ord(c) > 0x3000 for c in text) for text in summary.values()), summary
-    return [Move("pads", presses=1, before=summary[2], after=summary[3], masked=15),
-            Move("pads", presses=2, after=REFUSED + str(refused.value), refused=True),
-            Move("pads", presses=-5, after=summary[0], masked=0)]
+        box = ch01.pad_cells_explorer()
+        label = box.controls["n_pads"].description       # the slider's label, as the Japanese edition shows it
+        box.close()
+    assert all(any(ord(c) > 0x3000 for c in text) for text in (*summary.values(), label)), (summary, label)
+    return [Move(label, presses=1, before=summary[2], after=summary[3], masked=15),
+            Move(label, presses=2, after=REFUSED + str(refused.value), refused=True),
+            Move(label, presses=-5, after=summary[0], masked=0)]
 
 
 def test_japanese_chapter_runs_and_shows_japanese(lab, lab_page, chapters_kernel, artifacts):

@@ -156,14 +156,16 @@ def test_pad_rows_view_speaks_japanese_in_the_japanese_edition():
     english = ch03.pad_rows_view().summary
     with speaking("ja"):
         assert ch03.pad_rows_view().summary.startswith(
-            "扱い方 leave、ゴミ値 random x1000、パッド 2 個：実トークンの行の最大 |変化| = 0、パッド行の最大 |変化| = ")
+            "パッド行はそのまま、ゴミ値 乱数 ×1000、パッド 2 個：実トークンの行の最大 |変化| = 0、"
+            "パッド行の最大 |変化| = ")
         assert "。NaN が実トークンの行に届いた：" in ch03.pad_rows_view("leave", "NaN").summary
         assert "。-inf のパッド行は 1 層目の後で NaN になり" in ch03.pad_rows_view("-inf", "none").summary
         box = ch03.pad_rows_explorer()
         box.controls["n_pads"].value = 5
         assert box.summary.value.startswith("<b>この組み合わせは不可：</b>すべてのトークンが &lt;pad&gt; で")
         box.controls["n_pads"].value = 0
-        assert box.summary.value == "扱い方 leave、ゴミ値 random x1000、パッド 0 個：実トークンの行の最大 |変化| = 0"
+        assert box.summary.value == ("パッド行はそのまま、ゴミ値 乱数 ×1000、パッド 0 個："
+                                     "実トークンの行の最大 |変化| = 0")
         with pytest.raises(ValueError, match="junk must be one of"):          # a programmer's error stays English
             ch03.pad_rows_view(junk="inf")
     assert ch03.pad_rows_view().summary == english and english.startswith("policy leave, junk random x1000")

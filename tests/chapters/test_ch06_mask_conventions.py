@@ -201,7 +201,7 @@ def test_check_2_accepts_the_adapter_and_names_each_mistake():
 def test_the_japanese_edition_reads_japanese_summaries_and_refusals():
     with speaking("ja"):
         summary = mask_convention_view().summary
-        assert summary.startswith(f"{MHA_BOOL} → {SDPA}、パディング：右。未来が漏れている（最大 0.85）")
+        assert summary.startswith(f"MHA の bool（True = 遮断） → {SDPA}、パディング：右。未来が漏れている（最大 0.85）")
         assert "パッドのキーを読んでいる（最大 0.95）。許されたキーを隠している" in summary
         assert mask_convention_view(MHA_BOOL, SDPA, True, "left").summary.endswith(
             "（変換あり）、パディング：左。正しい：重みは許されたキーにだけある。見えるキーのない行が 2 行 → 0")

@@ -255,12 +255,13 @@ def test_the_summary_speaks_japanese_and_english_is_unchanged():
                        "row; the batch size does not change packing)")
     with speaking("ja"):
         japanese = ch10.packing_view("log-normal", 4, "pack").summary
-        assert japanese == ("log-normal の長さ [8, 2, 1, 4, 1, 1, 4, 5]、バッチサイズ 4、pack：トークン 26 個に 32 "
-                            "スロットを使い、位置ごとの計算の 19% とアテンションスコアの 50% が無駄になる"
+        assert japanese == ("対数正規分布の長さ [8, 2, 1, 4, 1, 1, 4, 5]、バッチサイズ 4、パッキング："
+                            "トークン 26 個に 32 スロットを使い、位置ごとの計算の 19% と"
+                            "アテンションスコアの 50% が無駄になる"
                             "（行ごとに密なマスクが 1 つ。バッチサイズはパッキングを変えない）")
         assert "無駄になる" in ch10.packing_view("bimodal", 2, "bucket").summary
         box = ch10.packing_explorer()
-        assert box.summary.value.startswith("log-normal の長さ")
+        assert box.summary.value.startswith("対数正規分布の長さ")
     assert ch10.packing_view("log-normal", 4, "pack").summary == english
 
 

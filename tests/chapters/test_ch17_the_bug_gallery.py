@@ -262,7 +262,7 @@ def test_the_explorer_captions_and_labels():
         masks = ch17.gallery_view("window", "buggy")
         eos = ch17.gallery_view("pad = eos", "fixed")
     assert [(p.xlabel, p.ylabel) for p in masks.panels] == [("キー", "クエリ")] * 2
-    assert masks.summary == ("window、buggy（huggingface/transformers #39408）："
+    assert masks.summary == ("ウィンドウ、バグ版（huggingface/transformers #39408）："
                              "diagnose の判定は不合格（window-mismatch）")
     assert "損失なし" in eos.caption and "遮断" not in eos.caption and "×" not in eos.caption
     framed = eos.panels[0].framed
