@@ -47,7 +47,7 @@ def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", ma
                     masked=hidden),
               Panel(steps.weights, tokens, tokens, ylabel="", alert=nan_rows, masked=hidden,
                     title=Bilingual("weights: NaN rows!", "重み：NaN の行がある！") if nan_rows
-                    else Bilingual("weights = softmax(row)", "重み = softmax(行)")))
+                    else Bilingual("weights = softmax(row)", "重み = 行ごとのソフトマックス")))
 
     real_rows = steps.weights[~pad]
     pad_rows_w = steps.weights[pad]

@@ -102,7 +102,7 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
                     title=Bilingual("layer 2 weights" + ("" if junk == "none" else f", pad rows = {junk}"),
                                     "2 層目の重み" + ("" if junk == "none" else f"、パッド行 = {junk}"))),
               Panel(diff, tokens, ["d0", "d1", "d2", "d3"], fmt=".2g",
-                    title=Bilingual("|output - book's, no junk|", "|出力 - ゴミなしの書籍の出力|"),
+                    title=Bilingual("|output - book's, no junk|", "|出力 - ゴミ値なしの書籍の出力|"),
                     xlabel=Bilingual("feature", "特徴量"), ylabel=""))
 
     real_diff = diff[~pad[0]].max().item()
@@ -137,7 +137,7 @@ def pad_rows_explorer() -> Explorer:
     }
     return explorer(controls, pad_rows_view, Bilingual(
         "Pad-row policy, junk in the pad rows and number of pads -> does anything reach the real tokens?",
-        "パッド行の扱い、パッド行のゴミ、パッドの数 → 実トークンに何かが届くか"))
+        "パッド行の扱い、パッド行のゴミ値、パッドの数 → 実トークンに何かが届くか"))
 
 
 EXPLORERS = (pad_rows_explorer,)

@@ -116,7 +116,7 @@ def check_1(answer: object, ids: torch.Tensor, pad_id: int = 0) -> None:
         raise Mistake(f"a real token is masked: True only where the id is the pad id {pad_id}",
                       f"実トークンがマスクされている。True にするのは、ID がパッドの ID {pad_id} である位置だけである")
     raise Mistake("a pad is left visible: every pad position needs True",
-                  "見えるままのパッドがある。パッドの位置はすべて True にすること")
+                  "見えるままのパッドがある。パッド位置はすべて True にすること")
 
 
 @exercise

@@ -418,7 +418,7 @@ def check_1(answer: object, lengths: list[int]) -> None:
         if torch.equal(got, kpm):
             raise Mistake(f"with {case} you marked the pad positions, but a pad query is dead only if it cannot "
                           "see any key at all: what may it see there?",
-                          f"{ja}のとき、パッドの位置に印を付けているが、パッドのクエリが死んだ行になるのは"
+                          f"{ja}のとき、パッド位置に印を付けているが、パッドのクエリが死んだ行になるのは"
                           "どのキーもまったく見えないときだけである。そこでは何が見えるか？")
         if torch.equal(got, kpm.all(-1, keepdim=True).expand_as(kpm)):
             raise Mistake(f"with {case}: the attention mask blocks keys too (you marked only rows of all-pad "
@@ -548,4 +548,4 @@ def check_3(answer: object, L: int, S: int) -> None:
         raise Mistake("a new token sees a key after its own position: that is the future",
                       "新しいトークンが自分の位置より後ろのキーを見ている。それは未来である")
     raise Mistake("some keys at or before a new token's position are blocked: it may see all of them",
-                  "新しいトークンの位置か、それより前にあるキーの一部が遮断されている。それらはすべて見てよい")
+                  "新しいトークンの位置か、それより前にあるキーの一部が遮断されている。それらはすべて参照してよい")

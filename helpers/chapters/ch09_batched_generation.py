@@ -416,7 +416,7 @@ def check_3(answer: object, mask_step: torch.Tensor) -> None:
                           "これは MHA の極性（True = 遮断）である。SDPA は True を「参照してよい」と読む")
         if got.all():
             raise Mistake("the new query may not see the pad keys: the mask must hide them",
-                          "新しいクエリはパッドのキーを見てはならない。マスクでそれを隠すこと")
+                          "新しいクエリはパッドのキーを参照してはならない。マスクでそれを隠すこと")
         if torch.equal(got[..., 1:], torch.zeros_like(got[..., 1:])):
             raise Mistake("that shows the new query key 0 only: a top-left causal mask, as is_causal=True gives. "
                           "On a decode step the new query is the last position",

@@ -387,7 +387,7 @@ def check_1(answer: object, batch: Sequence[int]) -> None:
     if abs(answer - cost.wasted_positionwise) < 1e-3:
         raise Mistake("that counts pad positions (token rows, or pad keys of one query); a score belongs to a "
                       "(query, key) pair, and it is wasted when the query or the key is a pad",
-                      "それはパッドの位置（トークン行、または 1 つのクエリから見たパッドのキー）を数えている。"
+                      "それはパッド位置（トークン行、または 1 つのクエリから見たパッドのキー）を数えている。"
                       "スコアは（クエリ, キー）の組ごとに 1 つあり、クエリかキーがパッドなら無駄になる")
     raise Mistake("count the (query, key) pairs the padded batch computes, and those between two real tokens "
                   "of the same sequence",

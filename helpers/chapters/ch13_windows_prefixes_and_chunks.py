@@ -370,7 +370,7 @@ def mask_view(width: int = 3, prefix: int = 0, sinks: int = 0, chunk: int = 4, l
                   f"書くと{'同じマスクになる' if mod_agrees else '違うマスクになる'}。最後のチャンクは "
                   f"{L - last} × {L} で、左上揃えにすると {int(wrong.sum())} 個のセルを誤る")
     caption = Bilingual("1: may attend    hatched: blocked    ×: a top-left-aligned chunk mask gets this cell wrong",
-                        "1：参照してよい    斜線：遮断    ×：左上にそろえたチャンクのマスクはこのセルを誤る")
+                        "1：参照してよい    斜線：遮断    ×：左上に揃えたチャンクのマスクはこのセルを誤る")
     return View(panels, summary, caption)
 
 
@@ -436,7 +436,7 @@ def check_1(answer: object, left: int, queries: tuple[int, ...]) -> None:
                       "系列の先頭近くでは、クエリより前にあるキーが、ウィンドウの許す数より少ない")
     raise Mistake("count again: list the key positions each query may see under this window, and keep only "
                   "those that exist",
-                  "数え直すこと。このウィンドウで各クエリが見てよいキーの位置を書き出し、実在する位置だけを残す")
+                  "数え直すこと。このウィンドウで各クエリが参照してよいキーの位置を書き出し、実在する位置だけを残す")
 
 
 @exercise
@@ -475,7 +475,7 @@ def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
                       "自分自身のキーを見られないクエリがある。各クエリ自身の位置に当たる列を探すこと"
                       "（チャンクのクエリは、キャッシュ済みのキーの後に来る）")
     raise Mistake("not quite: write out the position of each query of the chunk, then which keys it may see",
-                  "まだ違う。チャンクの各クエリの位置を書き出し、次にそれぞれが見てよいキーを書き出すこと")
+                  "まだ違う。チャンクの各クエリの位置を書き出し、次にそれぞれが参照してよいキーを書き出すこと")
 
 
 def _check_mod(make: Callable[[int, int], MaskMod], sinks: int, width: int, length: int) -> torch.Tensor:
