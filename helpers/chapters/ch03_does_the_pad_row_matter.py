@@ -183,7 +183,7 @@ def check_1(answer: object, h1: torch.Tensor, W2: Sequence[torch.Tensor], pad: t
                       "それは元の h1 に 2 層目を適用したものである。先にコピーのパッド行をゼロにすること")
     if same(attention_layer(h1 * 0, W2, pad)[0]):
         raise Mistake("that zeroes every row of h1, the real ones too: zero only the pad rows (pad marks them)",
-                      "それは h1 の行を実トークンの行まですべてゼロにしている。ゼロにするのはパッド行"
+                      "それでは実トークンの行まで、h1 のすべての行がゼロになる。ゼロにするのはパッド行"
                       "（pad が示す行）だけにすること")
     if same(attention_layer(zeroed, toy.params()[1:], pad)[0]):
         raise Mistake("that used layer 1's weights W1: layer 2 has its own, W2",
@@ -198,7 +198,8 @@ def check_1(answer: object, h1: torch.Tensor, W2: Sequence[torch.Tensor], pad: t
         raise Mistake("the real rows differ from the book's layer 2: run attention_layer(copy, W2, pad)",
                       "実トークンの行が書籍の 2 層目と異なる。attention_layer(copy, W2, pad) を実行すること")
     raise Mistake("the real rows are right, but the pad rows are not layer 2's output for zeroed pad rows",
-                  "実トークンの行は正しいが、パッド行が、パッド行をゼロにしたときの 2 層目の出力になっていない")
+                  "実トークンの行は正しいが、"
+                  "パッド行が違う。パッド行をゼロにした入力に 2 層目を適用した出力になっていない")
 
 
 @exercise

@@ -154,7 +154,7 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, data: torch.Tensor
     raise Mistake("a query this large puts almost all its weight on one extreme visible key: reason from "
                   "step 7 which one, for a negative query",
                   "これほど大きなクエリは、見えるキーのうち値が最大か最小の 1 つに重みのほとんどすべてを置く。"
-                  "負のクエリではそれがどのキーか、ステップ 7 から推論すること")
+                  "負のクエリではそれがどのキーになるかを、ステップ 7 をもとに考えること")
 
 
 @exercise

@@ -183,7 +183,7 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, batch: torch.Tenso
                       f"このバッチでパッドになっているキーに、まだ重みがある。サンプル {item} のどのキーがパッドかを"
                       "確かめ直すこと")
     raise Mistake(f"which keys may query {query} see under both masks? The visible keys have equal scores here",
-                  f"両方のマスクのもとで、クエリ {query} はどのキーを参照してよいか？"
+                  f"両方のマスクのもとで、クエリ {query} が参照してよいキーはどれか。"
                   "ここでは見えるキーのスコアはすべて等しい")
 
 

@@ -230,7 +230,7 @@ def check_2(answer: object, embed_dim: int) -> None:
     if not callable(answer):
         raise Mistake(f"answer_2 should be a function (x, key_padding_mask, attn_mask) -> output, "
                       f"got {type(answer).__name__}",
-                      f"answer_2 は関数 (x, key_padding_mask, attn_mask) -> output にすること。"
+                      f"answer_2 は、(x, key_padding_mask, attn_mask) を受け取って output を返す関数にすること。"
                       f"渡されたのは {type(answer).__name__} である")
     try:
         if not check_padding_invariance(answer, embed_dim=embed_dim).passed:

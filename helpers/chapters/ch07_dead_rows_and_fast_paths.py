@@ -527,8 +527,8 @@ def check_3(answer: object, L: int, S: int) -> None:
         raise ValueError(f"L must be at most S, got L={L}, S={S}")
     expected = torch.ones(L, S, dtype=torch.bool).tril(diagonal=S - L)
     answer = as_bool_tensor(answer, Mistake("SDPA takes a bool mask here: a bool tensor, True = may attend",
-                                            "ここで SDPA に渡すのは bool マスク、つまり bool テンソルで "
-                                            "True = 参照してよい"))
+                                            "ここで SDPA に渡すのは bool マスクである（bool テンソルで、"
+                                            "True = 参照してよい）"))
     if answer.shape != expected.shape:
         raise Mistake(f"the shape should be (L, S) = {(L, S)}, one row per new query; got {tuple(answer.shape)}",
                       f"形状は (L, S) = {(L, S)} で、新しいクエリごとに 1 行になるはずである。"

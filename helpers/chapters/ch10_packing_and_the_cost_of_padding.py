@@ -467,7 +467,7 @@ def check_3(answer: object, doc_lengths: Sequence[int]) -> None:
         return
     if answer == list(range(len(answer))):
         raise Mistake("those positions run on across the whole row; what would each document see alone?",
-                      "その位置は行全体の通し番号になっている。各文書が単独なら、どの位置を見るか？")
+                      "その位置は行全体の通し番号になっている。各文書を単独で処理したら、位置はどうなるか？")
     if answer == row.document.tolist():
         raise Mistake("those are document ids (which document each token is in), not positions",
                       "それは文書 ID（各トークンがどの文書に属するか）であり、位置ではない")

@@ -665,7 +665,7 @@ def _diagnose_2(answer: dict, masks: Masks, N: int, H: int, sizes: dict) -> Mist
                                "クロスアテンションがソースの実トークンを隠している。隠すのはソースのパッドだけで、"
                                "因果的になることはない")
             return Mistake(f"{title} hides keys it may read: check its masks' polarity (True = blocked)",
-                           f"{title_ja}が、読んでよいキーを隠している。そのマスクの極性（True = 遮断）を確かめること")
+                           f"{title_ja}が、参照してよいキーを隠している。そのマスクの極性（True = 遮断）を確かめること")
         if leaks.any():
             if name == "decoder" and (leaks & masks.tgt_mask).any():
                 return Mistake("the decoder still sees the future", "デコーダにまだ未来が見えている")

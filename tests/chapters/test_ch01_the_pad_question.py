@@ -114,7 +114,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "-inf ではなく": scores.masked_fill(~both, float("-inf")),
         "パッド列だけでなく、パッド行も -1e9 にすること": scores.masked_fill(~real.unsqueeze(1), -1e9),
         "パッド行だけでなく、パッド列も -1e9 にすること": scores.masked_fill(~real.unsqueeze(2), -1e9),
-        "元のスコアを保つこと": scores.masked_fill(~both, -1e9).masked_fill(both, 0.0),
+        "元のスコアをそのまま残すこと": scores.masked_fill(~both, -1e9).masked_fill(both, 0.0),
     }
     for hint, answer in wrong_3.items():
         assert hint in japanese_hint(ch01.check_3, answer, scores, ids)

@@ -211,12 +211,12 @@ def test_the_japanese_edition_hears_japanese_hints():
         r"^課題の文になっていない。節は「好き」か「嫌い」で終わるか、その後の「じゃない」で終わる：'猫 が 好き 鳥 が "
         r"とても 嫌い'（文は '<cls>' の後に":
             ["<cls>", "猫", "が", "好き", "鳥", "が", "とても", "嫌い", "けど"],
-        "「最後の」節の感情": ["<cls>", "鳥", "が", "好き", "けど", "猫", "が", "とても", "嫌い"],
+        "最後の節の感情": ["<cls>", "鳥", "が", "好き", "けど", "猫", "が", "とても", "嫌い"],
     }
-    wrong_2 = {"個数を int で": len(flipped) + 0.5, "「一致する」": 39 - len(flipped),
+    wrong_2 = {"個数を int で": len(flipped) + 0.5, "一致する": 39 - len(flipped),
                "文そのものの長さ": len(flipped) - 1, "マスクありのモデルの答え": 0, "両端を含む": len(flipped) + 5}
     wrong_3 = {"2 つの数の組": 0.66, "百分率": (66.0, 70.0),
-               "マスク「あり」の正解率": tuple(round(a, 2) for a in with_mask),
+               "マスクありで実行したときの正解率": tuple(round(a, 2) for a in with_mask),
                "マスクなしのモデルの正解率": tuple(round(a, 2) for a in other), "すべて True のマスク": (0.5, 0.5)}
     with speaking("ja"):
         for hint, answer in wrong_1.items():
