@@ -39,7 +39,7 @@ CELLS: dict[str, tuple[tuple[str, str, Bilingual], ...]] = {
                                      "プレフィックス LM の罠をリリースごとに")),
         ("14", "s1-run", Bilingual("three places that decide", "決める 3 つの場所"))),
     "nested is_causal": (
-        ("10", "e5d14942", Bilingual("nested tensors and is_causal", "ネストテンソルと is_causal")),),
+        ("10", "e5d14942", Bilingual("nested tensors and is_causal", "ネステッドテンソルと is_causal")),),
 }
 # The head of each line check_versions prints per cell; tests/sanitize.cfg drops such lines (both languages).
 DIFFERS = Bilingual("version-specific here: ", "このバージョンで結果が異なるセル：")

@@ -71,7 +71,7 @@ def check_1(answer: object, ids: torch.Tensor) -> None:
     if answer.dim() != 3 or answer.shape[0] != ids.shape[0] or answer.shape[1:] != (1, ids.shape[1]):
         raise Mistake(f"the shape should be (N, 1, S), with a size-1 query dimension in the middle; "
                       f"got {tuple(answer.shape)}",
-                      f"形状は、真ん中にサイズ 1 のクエリの次元がある (N, 1, S) になるはずである。"
+                      f"形状は (N, 1, S) になるはずである（真ん中がサイズ 1 のクエリの次元）。"
                       f"書いた答えの形状は {tuple(answer.shape)} になっている")
     if torch.equal(answer[:, 0], ~is_word):
         raise Mistake("that is the opposite polarity: True must mark the real tokens",
@@ -141,7 +141,7 @@ def check_3(answer: object, scores: torch.Tensor, ids: torch.Tensor) -> None:
                       "-1e9 で埋めること")
     if not torch.equal(answer[both], scores[both]):
         raise Mistake("the cells where query and key are both real words must keep their scores",
-                      "クエリとキーがどちらも実トークンであるセルは、元のスコアを保つこと")
+                      "クエリとキーがどちらも実トークンのセルでは、元のスコアをそのまま残すこと")
     if not (answer[~real.unsqueeze(2).expand_as(both)] == -1e9).all():
         raise Mistake("the pad rows must be -1e9 too, not only the pad columns",
                       "パッド列だけでなく、パッド行も -1e9 にすること")

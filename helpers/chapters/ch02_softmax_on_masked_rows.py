@@ -47,7 +47,7 @@ def softmax_view(n_pads: int = 2, fill: str = "-1e9", dtype: str = "float32", ma
                     masked=hidden),
               Panel(steps.weights, tokens, tokens, ylabel="", alert=nan_rows, masked=hidden,
                     title=Bilingual("weights: NaN rows!", "重み：NaN の行がある！") if nan_rows
-                    else Bilingual("weights = softmax(row)", "重み = softmax(行)")))
+                    else Bilingual("weights = softmax(row)", "重み = 行ごとのソフトマックス")))
 
     real_rows = steps.weights[~pad]
     pad_rows_w = steps.weights[pad]
@@ -113,7 +113,7 @@ class _NoSoftmax(TorchDispatchMode):
             name = func.overloadpacket.__name__
             raise Mistake("by hand, please: the task forbids torch.softmax and every other softmax "
                           f"(your function called {name})",
-                          "手計算で求めること。この問題では torch.softmax も、ほかのどのソフトマックスも使えない"
+                          "計算は自分で書くこと。この問題では torch.softmax も、ほかのソフトマックスの関数も使えない"
                           f"（書いた関数が {name} を呼び出した）")
         return func(*args, **(kwargs or {}))
 
@@ -208,7 +208,7 @@ def check_2(answer: object, tokens: list[str]) -> None:
                       "それは行の重みをパッドのキーだけで分け合った値である。単語のセルも -1e9 で埋められている")
     raise Mistake("every cell of a masked pad row holds the same number: what does softmax make of a constant row "
                   "(step 8)?",
-                  "マスクしたパッド行では、どのセルも同じ数である。ソフトマックスは定数の行から何を作るか"
+                  "マスクしたパッド行では、どのセルも同じ数である。定数の行のソフトマックスはどうなるか"
                   "（ステップ 8）？")
 
 

@@ -115,7 +115,7 @@ def pad_rows_view(policy: str = "leave", junk: str = "random x1000", n_pads: int
                     title=Bilingual("layer 2 weights" + ("" if junk == "none" else f", pad rows = {junk}"),
                                     "2 層目の重み" + ("" if junk == "none" else f"、パッド行 = {JUNK_JA[junk]}"))),
               Panel(diff, tokens, ["d0", "d1", "d2", "d3"], fmt=".2g",
-                    title=Bilingual("|output - book's, no junk|", "|出力 - ゴミなしの書籍の出力|"),
+                    title=Bilingual("|output - book's, no junk|", "|出力 - ゴミ値なしの書籍の出力|"),
                     xlabel=Bilingual("feature", "特徴量"), ylabel=""))
 
     real_diff = diff[~pad[0]].max().item()
@@ -152,7 +152,7 @@ def pad_rows_explorer() -> Explorer:
     }
     return explorer(controls, pad_rows_view, Bilingual(
         "Pad-row policy, junk in the pad rows and number of pads -> does anything reach the real tokens?",
-        "パッド行の扱い、パッド行のゴミ、パッドの数 → 実トークンに何かが届くか"))
+        "パッド行の扱い、パッド行のゴミ値、パッドの数 → 実トークンに何かが届くか"))
 
 
 EXPLORERS = (pad_rows_explorer,)
@@ -198,7 +198,7 @@ def check_1(answer: object, h1: torch.Tensor, W2: Sequence[torch.Tensor], pad: t
                       "それは元の h1 に 2 層目を適用したものである。先にコピーのパッド行をゼロにすること")
     if same(attention_layer(h1 * 0, W2, pad)[0]):
         raise Mistake("that zeroes every row of h1, the real ones too: zero only the pad rows (pad marks them)",
-                      "それは h1 の行を実トークンの行まですべてゼロにしている。ゼロにするのはパッド行"
+                      "それでは実トークンの行まで、h1 のすべての行がゼロになる。ゼロにするのはパッド行"
                       "（pad が示す行）だけにすること")
     if same(attention_layer(zeroed, toy.params()[1:], pad)[0]):
         raise Mistake("that used layer 1's weights W1: layer 2 has its own, W2",
@@ -213,7 +213,8 @@ def check_1(answer: object, h1: torch.Tensor, W2: Sequence[torch.Tensor], pad: t
         raise Mistake("the real rows differ from the book's layer 2: run attention_layer(copy, W2, pad)",
                       "実トークンの行が書籍の 2 層目と異なる。attention_layer(copy, W2, pad) を実行すること")
     raise Mistake("the real rows are right, but the pad rows are not layer 2's output for zeroed pad rows",
-                  "実トークンの行は正しいが、パッド行が、パッド行をゼロにしたときの 2 層目の出力になっていない")
+                  "実トークンの行は正しいが、"
+                  "パッド行が違う。パッド行をゼロにした入力に 2 層目を適用した出力になっていない")
 
 
 @exercise

@@ -117,7 +117,7 @@ def check_1(answer: object, ids: torch.Tensor, pad_id: int = 0) -> None:
         raise Mistake(f"a real token is masked: True only where the id is the pad id {pad_id}",
                       f"実トークンがマスクされている。True にするのは、ID がパッドの ID {pad_id} である位置だけである")
     raise Mistake("a pad is left visible: every pad position needs True",
-                  "見えるままのパッドがある。パッドの位置はすべて True にすること")
+                  "見えるままのパッドがある。パッド位置はすべて True にすること")
 
 
 @exercise
@@ -155,7 +155,7 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, data: torch.Tensor
     raise Mistake("a query this large puts almost all its weight on one extreme visible key: reason from "
                   "step 7 which one, for a negative query",
                   "これほど大きなクエリは、見えるキーのうち値が最大か最小の 1 つに重みのほとんどすべてを置く。"
-                  "負のクエリではそれがどのキーか、ステップ 7 から推論すること")
+                  "負のクエリではそれがどのキーになるかを、ステップ 7 をもとに考えること")
 
 
 @exercise

@@ -57,7 +57,7 @@ def causal_view(sequence: str = "right-padded", causal: bool = True, padding: bo
                              "is padding or in its future, and nn.MultiheadAttention returns NaN for such a row. "
                              "For training, pad on the right (or switch one of the masks off); batched generation "
                              "pads on the left and must handle such rows (chapter 7).",
-                             f"クエリ {query}（{token}）には見えるキーが 1 つもなくなる。見てよいキーがすべて"
+                             f"クエリ {query}（{token}）には見えるキーが 1 つもなくなる。参照してよいキーがすべて"
                              "パディングか未来にあり、そのような行に対して nn.MultiheadAttention は NaN を返す。"
                              "学習では右側にパディングする（あるいはマスクのどちらかをオフにする）。バッチ生成では"
                              "左側にパディングするので、そのような行を扱わなければならない（第 7 章）。"))
@@ -184,7 +184,7 @@ def check_2(answer: object, mha: torch.nn.MultiheadAttention, batch: torch.Tenso
                       f"このバッチでパッドになっているキーに、まだ重みがある。サンプル {item} のどのキーがパッドかを"
                       "確かめ直すこと")
     raise Mistake(f"which keys may query {query} see under both masks? The visible keys have equal scores here",
-                  f"両方のマスクのもとで、クエリ {query} はどのキーを見てよいか？"
+                  f"両方のマスクのもとで、クエリ {query} が参照してよいキーはどれか。"
                   "ここでは見えるキーのスコアはすべて等しい")
 
 

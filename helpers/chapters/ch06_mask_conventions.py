@@ -233,13 +233,13 @@ def check_1(answer: object, hf_batch: torch.Tensor) -> None:
                       "キーは両方の条件を満たさなければならない")
     if torch.equal(got, ~pad_keys):
         raise Mistake("a query may not see a later key: the causal part is missing",
-                      "クエリは自分より後ろのキーを見てはならない。因果の部分が抜けている")
+                      "クエリは自分より後ろのキーを参照してはならない。因果の部分が抜けている")
     if torch.equal(got, ~future):
         raise Mistake("the pad keys must be hidden too: the padding part is missing",
                       "パッドのキーも隠さなければならない。パディングの部分が抜けている")
     if (got & ~expected).any():
         raise Mistake("some query may attend to a key it must not see (a pad, or a later token)",
-                      "見てはならないキー（パッド、または後ろのトークン）を参照できるクエリがある")
+                      "参照してはならないキー（パッド、または後ろのトークン）を参照できるクエリがある")
     if not torch.equal(got, expected):
         raise Mistake("some query cannot see a key it may attend to (an earlier or its own real token)",
                       "参照してよいキー（前にある実トークン、または自分自身）を見られないクエリがある")
@@ -252,7 +252,7 @@ def check_2(answer: object, embed_dim: int) -> None:
     if not callable(answer):
         raise Mistake(f"answer_2 should be a function (x, key_padding_mask, attn_mask) -> output, "
                       f"got {type(answer).__name__}",
-                      f"answer_2 は関数 (x, key_padding_mask, attn_mask) -> output にすること。"
+                      f"answer_2 は、(x, key_padding_mask, attn_mask) を受け取って output を返す関数にすること。"
                       f"渡されたのは {type(answer).__name__} である")
     try:
         if not check_padding_invariance(answer, embed_dim=embed_dim).passed:

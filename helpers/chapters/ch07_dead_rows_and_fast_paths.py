@@ -418,7 +418,7 @@ def check_1(answer: object, lengths: list[int]) -> None:
         if torch.equal(got, kpm):
             raise Mistake(f"with {case} you marked the pad positions, but a pad query is dead only if it cannot "
                           "see any key at all: what may it see there?",
-                          f"{ja}のとき、パッドの位置に印を付けているが、パッドのクエリが死んだ行になるのは"
+                          f"{ja}のとき、パッド位置に印を付けているが、パッドのクエリが死んだ行になるのは"
                           "どのキーもまったく見えないときだけである。そこでは何が見えるか？")
         if not got.any():  # & for |, the attention mask alone, or "all-pad items only" (lengths >= 1: there are none)
             raise Mistake(f"with {case} you marked no row, yet some rows have no visible key: a key is hidden when "
@@ -528,8 +528,8 @@ def check_3(answer: object, L: int, S: int) -> None:
         raise ValueError(f"L must be at most S, got L={L}, S={S}")
     expected = torch.ones(L, S, dtype=torch.bool).tril(diagonal=S - L)
     answer = as_bool_tensor(answer, Mistake("SDPA takes a bool mask here: a bool tensor, True = may attend",
-                                            "ここで SDPA に渡すのは bool マスク、つまり bool テンソルで "
-                                            "True = 参照してよい"))
+                                            "ここで SDPA に渡すのは bool マスクである（bool テンソルで、"
+                                            "True = 参照してよい）"))
     if answer.shape != expected.shape:
         raise Mistake(f"the shape should be (L, S) = {(L, S)}, one row per new query; got {tuple(answer.shape)}",
                       f"形状は (L, S) = {(L, S)} で、新しいクエリごとに 1 行になるはずである。"
@@ -549,4 +549,4 @@ def check_3(answer: object, L: int, S: int) -> None:
         raise Mistake("a new token sees a key after its own position: that is the future",
                       "新しいトークンが自分の位置より後ろのキーを見ている。それは未来である")
     raise Mistake("some keys at or before a new token's position are blocked: it may see all of them",
-                  "新しいトークンの位置か、それより前にあるキーの一部が遮断されている。それらはすべて見てよい")
+                  "新しいトークンの位置か、それより前にあるキーの一部が遮断されている。それらはすべて参照してよい")

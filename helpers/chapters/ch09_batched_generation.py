@@ -322,7 +322,7 @@ def check_1(answer: object, mask_left: torch.Tensor, mask_right: torch.Tensor, m
     masks["random, first slot real (pads after it)"] = random.index_fill(1, torch.tensor([0]), 1)
     if not callable(answer):
         raise Mistake(f"answer_1 should be a function attention_mask -> position_ids, got {type(answer).__name__}",
-                      f"answer_1 は関数 attention_mask -> position_ids にすること。渡されたのは "
+                      f"answer_1 は、attention_mask を受け取って position_ids を返す関数にすること。渡されたのは "
                       f"{type(answer).__name__} である")
     for name, mask in masks.items():
         got = answer(mask.clone())
@@ -345,7 +345,8 @@ def check_1(answer: object, mask_left: torch.Tensor, mask_right: torch.Tensor, m
                               "実トークンは正しい。実トークンの後のパッドに、positions_from_mask と同じく"
                               "最後の実トークンの位置を与えている。この確認問題ではすべてのパッドを 0 にする")
             raise Mistake(f"the real tokens are right, the pads are not ({name} mask): every pad gets 0",
-                          f"実トークンは正しいが、パッドが違う（{NAMES_JA[name]}のマスク）。パッドはすべて 0 にする")
+                          f"実トークンは正しいが、"
+                          f"パッドが違う（{NAMES_JA[name]}のマスク）。パッドはすべて 0 にすること")
         if torch.equal(got[real], torch.arange(mask.shape[1]).expand_as(mask)[real]):
             raise Mistake(f"for the {name} mask these are positions from the left edge of the batch: "
                           "count only the real tokens before each token",
@@ -367,7 +368,8 @@ def check_2(answer: object) -> None:
     if not callable(answer):
         raise Mistake(f"answer_2 should be a function (logits, attention_mask) -> next tokens, "
                       f"got {type(answer).__name__}",
-                      f"answer_2 は関数 (logits, attention_mask) -> 次のトークン にすること。渡されたのは "
+                      f"answer_2 は、(logits, attention_mask) を受け取って次のトークンを返す関数にすること。"
+                      f"渡されたのは "
                       f"{type(answer).__name__} である")
     g = torch.Generator().manual_seed(2)
     for N, S, V in ((3, 5, 12), (4, 7, 9)):
@@ -405,7 +407,7 @@ def check_3(answer: object, mask_step: torch.Tensor) -> None:
     mask_step = hf_attention_mask(mask_step, "mask_step").long()
     if not callable(answer):
         raise Mistake(f"answer_3 should be a function attention_mask -> mask, got {type(answer).__name__}",
-                      f"answer_3 は関数 attention_mask -> マスク にすること。"
+                      f"answer_3 は、attention_mask を受け取ってマスクを返す関数にすること。"
                       f"渡されたのは {type(answer).__name__} である")
     for mask in (mask_step, torch.cat([mask_step, torch.ones(len(mask_step), 2, dtype=torch.long)], 1)):
         N, S = mask.shape
@@ -417,8 +419,9 @@ def check_3(answer: object, mask_step: torch.Tensor) -> None:
         if tuple(got.shape) != (N, 1, 1, S):
             raise Mistake(f"the shape should be (N, 1, 1, S) = {(N, 1, 1, S)}: heads, then one query row; "
                           f"got {tuple(got.shape)}",
-                          f"形状は (N, 1, 1, S) = {(N, 1, 1, S)} になるはずである。ヘッドの次元、次にクエリの 1 行。"
-                          f"返ってきた形状は {tuple(got.shape)}")
+                          f"形状は (N, 1, 1, S) = {(N, 1, 1, S)} になるはずである（ヘッドの次元が 1、"
+                          f"クエリの行が 1 つ）。"
+                          f"返ってきた形状は {tuple(got.shape)} である")
         if torch.equal(got, expected):
             continue
         if torch.equal(got, ~expected):
@@ -426,11 +429,11 @@ def check_3(answer: object, mask_step: torch.Tensor) -> None:
                           "これは MHA の極性（True = 遮断）である。SDPA は True を「参照してよい」と読む")
         if got.all():
             raise Mistake("the new query may not see the pad keys: the mask must hide them",
-                          "新しいクエリはパッドのキーを見てはならない。マスクでそれを隠すこと")
+                          "新しいクエリはパッドのキーを参照してはならない。マスクでそれを隠すこと")
         if torch.equal(got[..., 1:], torch.zeros_like(got[..., 1:])):
             raise Mistake("that shows the new query key 0 only: a top-left causal mask, as is_causal=True gives. "
                           "On a decode step the new query is the last position",
                           "それでは新しいクエリにキー 0 しか見えない。is_causal=True が作る左上の因果マスクである。"
                           "デコードのステップでは、新しいクエリは最後の位置にある")
         raise Mistake("the new query must see exactly its item's real keys, every one of them",
-                      "新しいクエリには、自分のサンプルの実トークンのキーがちょうどすべて見えなければならない")
+                      "新しいクエリには、自分のサンプルの実トークンのキーが過不足なく見えなければならない")

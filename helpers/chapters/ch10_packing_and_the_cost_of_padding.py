@@ -394,7 +394,7 @@ def check_1(answer: object, batch: Sequence[int]) -> None:
     if abs(answer - cost.wasted_positionwise) < 1e-3:
         raise Mistake("that counts pad positions (token rows, or pad keys of one query); a score belongs to a "
                       "(query, key) pair, and it is wasted when the query or the key is a pad",
-                      "それはパッドの位置（トークン行、または 1 つのクエリから見たパッドのキー）を数えている。"
+                      "それはパッド位置（トークン行、または 1 つのクエリから見たパッドのキー）を数えている。"
                       "スコアは（クエリ, キー）の組ごとに 1 つあり、クエリかキーがパッドなら無駄になる")
     raise Mistake("count the (query, key) pairs the padded batch computes, and those between two real tokens "
                   "of the same sequence",
@@ -488,7 +488,7 @@ def check_3(answer: object, doc_lengths: Sequence[int]) -> None:
         return
     if answer == list(range(len(answer))):
         raise Mistake("those positions run on across the whole row; what would each document see alone?",
-                      "その位置は行全体の通し番号になっている。各文書が単独なら、どの位置を見るか？")
+                      "その位置は行全体の通し番号になっている。各文書を単独で処理したら、位置はどうなるか？")
     if answer == row.document.tolist():
         raise Mistake("those are document ids (which document each token is in), not positions",
                       "それは文書 ID（各トークンがどの文書に属するか）であり、位置ではない")

@@ -583,7 +583,7 @@ def check_1(answer: object, src_lengths: list[int], tgt_lengths: list[int]) -> N
                       "極性が逆である。True で示すのは、参照してはならないところである")
     if torch.equal(answer, expected | cross_triangle(T, S)):
         raise Mistake("cross-attention is never causal: the whole source is known before decoding starts",
-                      "クロスアテンションは決して因果的ではない。ソースはデコードが始まる前にすべてそろっている")
+                      "クロスアテンションは決して因果的ではない。ソースはデコードが始まる前にすべて揃っている")
     if torch.equal(answer, expected | masks.tgt_key_padding_mask[:, :, None]):
         raise Mistake("hide keys, not queries: a target pad row with every key hidden has nothing left to read",
                       "隠すのはクエリではなくキーである。ターゲットのパッド行ですべてのキーを隠すと、"
@@ -659,7 +659,7 @@ def _diagnose_2(answer: dict, masks: Masks, N: int, H: int, sizes: dict) -> Mist
         if leaks.any() and over.any():
             return Mistake(f"{title} hides some keys it may read and shows some it must not: check each of its "
                            "masks' polarity (True = blocked)",
-                           f"{title_ja}が、読んでよいキーの一部を隠し、見てはならないキーの一部を見せている。"
+                           f"{title_ja}が、参照してよいキーの一部を隠し、参照してはならないキーの一部を見せている。"
                            "そのマスクそれぞれの極性（True = 遮断）を確かめること")
         if over.any():
             if name == "cross":
@@ -668,7 +668,7 @@ def _diagnose_2(answer: dict, masks: Masks, N: int, H: int, sizes: dict) -> Mist
                                "クロスアテンションがソースの実トークンを隠している。隠すのはソースのパッドだけで、"
                                "因果的になることはない")
             return Mistake(f"{title} hides keys it may read: check its masks' polarity (True = blocked)",
-                           f"{title_ja}が、読んでよいキーを隠している。そのマスクの極性（True = 遮断）を確かめること")
+                           f"{title_ja}が、参照してよいキーを隠している。そのマスクの極性（True = 遮断）を確かめること")
         if leaks.any():
             if name == "decoder" and (leaks & masks.tgt_mask).any():
                 return Mistake("the decoder still sees the future", "デコーダにまだ未来が見えている")
@@ -764,7 +764,7 @@ def check_3(answer: object, target_ids: torch.Tensor, pad_id: int, start_id: int
                       "順序が逆である。先にラベル、次にデコーダの入力である")
     if torch.equal(labels, target_ids):
         raise Mistake("labels still hold the pad id at the pads: the loss would train the model to predict pads",
-                      "labels のパッドの位置にパッド ID が残っている。これでは損失が、パッドを予測するように"
+                      "labels のパッド位置にパッド ID が残っている。これでは損失が、パッドを予測するように"
                       "モデルを学習させてしまう")
     if torch.equal(labels[:, :-1], want_labels[:, 1:]):
         raise Mistake("labels stay in place: the model shifts only the decoder's input, not the labels",

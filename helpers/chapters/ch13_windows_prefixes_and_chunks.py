@@ -436,7 +436,7 @@ def check_1(answer: object, left: int, queries: tuple[int, ...]) -> None:
                       "系列の先頭近くでは、クエリより前にあるキーが、ウィンドウの許す数より少ない")
     raise Mistake("count again: list the key positions each query may see under this window, and keep only "
                   "those that exist",
-                  "数え直すこと。このウィンドウで各クエリが見てよいキーの位置を書き出し、実在する位置だけを残す")
+                  "数え直すこと。このウィンドウで各クエリが参照してよいキーの位置を書き出し、実在する位置だけを残すこと")
 
 
 @exercise
@@ -464,7 +464,8 @@ def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
     for off in (window - 1, window + 1):
         if off >= 1 and torch.equal(answer, chunk_mask(chunk, cached, off)):
             raise Mistake("the window is off by one: it counts the keys a query sees, the query itself included",
-                          "ウィンドウが 1 つずれている。ウィンドウは、クエリ自身を含めて、クエリが見るキーを数える")
+                          "ウィンドウが 1 つずれている。"
+                          "ウィンドウの幅は、クエリが見るキーの数である（クエリ自身を含む）")
     behind = _behind(chunk, cached + chunk, cached)
     if (~answer & (behind < 0)).any():
         raise Mistake("a query sees a key after its own position",
@@ -475,7 +476,7 @@ def check_2(answer: object, chunk: int, cached: int, window: int) -> None:
                       "自分自身のキーを見られないクエリがある。各クエリ自身の位置に当たる列を探すこと"
                       "（チャンクのクエリは、キャッシュ済みのキーの後に来る）")
     raise Mistake("not quite: write out the position of each query of the chunk, then which keys it may see",
-                  "まだ違う。チャンクの各クエリの位置を書き出し、次にそれぞれが見てよいキーを書き出すこと")
+                  "まだ違う。チャンクの各クエリの位置を書き出し、次にそれぞれが参照してよいキーを書き出すこと")
 
 
 def _check_mod(make: Callable[[int, int], MaskMod], sinks: int, width: int, length: int) -> torch.Tensor:
@@ -574,7 +575,7 @@ def check_3(answer: object) -> None:
         for w in (width - 1, width + 1):
             if w >= 1 and torch.equal(got, sink_window_mask(length, sinks, w)):
                 raise Mistake("the window is off by one: width counts the keys a query sees, itself included",
-                              "ウィンドウが 1 つずれている。width は、クエリ自身を含めて、クエリが見るキーを数える")
+                              "ウィンドウが 1 つずれている。width は、クエリが見るキーの数である（クエリ自身を含む）")
         for k in (sinks - 1, sinks + 1):
             if k >= 0 and torch.equal(got, sink_window_mask(length, k, width)):
                 raise Mistake(f"with sinks={sinks}: the sinks are off by one; count the first tokens kept",

@@ -939,7 +939,7 @@ def check_2(answer: object) -> None:
         if padded:
             raise Mistake(f"\"{name}\" is correct, and your test says it leaks: outputs at pad positions mean "
                           "nothing (a pad query may see any key), so compare real tokens only",
-                          f"「{name}」は正しいのに、書いたテストは漏れると判定した。パッドの位置の出力には意味がない"
+                          f"「{name}」は正しいのに、書いたテストは漏れると判定した。パッド位置の出力には意味がない"
                           "（パッドのクエリはどのキーを見てもよい）ので、実トークンの出力だけを比べること")
         raise Mistake(f"\"{name}\" is correct, and your test says it leaks: an output at or after the changed "
                       "position may move; only the earlier ones must stay",

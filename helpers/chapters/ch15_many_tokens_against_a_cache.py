@@ -625,12 +625,12 @@ def check_2(answer: object, parents: tuple[int, ...], offset: int) -> None:
         return
     if offset and answer[:, :offset].any():
         raise Mistake("a cached column is blocked: every node may see every cached token",
-                      "キャッシュ済みの列が遮断されている。どのノードもキャッシュ済みのトークンをすべて見てよい")
+                      "キャッシュ済みの列が遮断されている。どのノードもキャッシュ済みのトークンをすべて参照してよい")
     if torch.equal(answer, offset_mask(n, offset)):
         raise Mistake("that is the causal mask of the nodes in list order: a node may not see a sibling's "
                       "branch, only its own ancestors",
-                      "それはノードを並んだ順の 1 本の系列とみなした因果マスクである。"
-                      "ノードが見てよいのは自分の祖先だけで、兄弟の枝は見てはならない")
+                      "それはノードを並んだ順の 1 つの系列とみなした因果マスクである。"
+                      "ノードが参照してよいのは自分の祖先だけで、兄弟の枝は参照してはならない")
     if answer[:, offset:].diagonal().any():
         raise Mistake("a node cannot see itself: each node's own key must stay visible",
                       "自分自身を見られないノードがある。各ノード自身のキーは見えるままにすること")
@@ -638,7 +638,7 @@ def check_2(answer: object, parents: tuple[int, ...], offset: int) -> None:
         raise Mistake("a node sees a node outside its ancestors (a sibling's branch, or a node below it)",
                       "自分の祖先ではないノード（兄弟の枝、または自分より下のノード）を見ているノードがある")
     raise Mistake("not quite: for each node, walk up its parents; exactly those nodes (and itself) are visible",
-                  "まだ違う。各ノードから親をたどること。見てよいのは、たどったノード（と自分自身）だけである")
+                  "まだ違う。各ノードから親をたどること。参照してよいのは、たどったノード（と自分自身）だけである")
 
 
 Parts = list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]

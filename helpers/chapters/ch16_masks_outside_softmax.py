@@ -556,4 +556,5 @@ def check_2(answer: object) -> None:
                       "-inf は足さない")
     raise Mistake("compare with the quadratic form: each row's scores φ(q) · φ(k) over its visible real keys, "
                   "divided by their sum",
-                  "行列形式と比べること。各行で、見える実トークンのキーについてスコア φ(q) · φ(k) を取り、その和で割る")
+                  "L × L のスコアを作る形と比べること。"
+                  "各行で、見える実トークンのキーについてスコア φ(q) · φ(k) を求め、その和で割る")

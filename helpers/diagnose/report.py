@@ -57,7 +57,7 @@ CAUSES: dict[str, Bilingual] = {
     "nan-gradient": Bilingual(
         "Usually a fully masked row: softmax over only -inf gives NaN, and its gradient is NaN even where the loss "
         "ignores the row.",
-        "多くの場合、全部がマスクされた行である。-inf だけの softmax は NaN になり、損失がその行を読まなくても"
+        "多くの場合、全部がマスクされた行である。-inf だけの行のソフトマックスは NaN になり、損失がその行を読まなくても"
         "勾配は NaN になる。"),
     "nondeterministic": Bilingual(
         "Usually dropout in training mode: call model.eval() (or set the dropout probabilities to 0) and diagnose "

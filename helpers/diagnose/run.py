@@ -206,8 +206,8 @@ def _nonfinite(attn: object, s: Subject, diagnosis: Diagnosis, E: int, L: int, s
             diagnosis.notes.append(say(
                 f"{s.where}: NaN or inf at pad positions only ({_positions(bad & ~real)}, {run.where}); what a "
                 "module writes at pads is not specified, but a next layer that reads them turns it into nan-forward",
-                f"{s.where}：パッドの位置だけに NaN か inf（{_positions(bad & ~real)}、{run.where}）。"
-                "パッドの位置の出力は決まっていないが、それを読む次の層があれば nan-forward になる"))
+                f"{s.where}：パッド位置だけに NaN か inf（{_positions(bad & ~real)}、{run.where}）。"
+                "パッド位置の出力は決まっていないが、それを読む次の層があれば nan-forward になる"))
             outcome = "passed (NaN at pads only)"
     return outcome
 

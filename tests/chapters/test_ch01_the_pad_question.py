@@ -122,7 +122,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "-inf ではなく": scores.masked_fill(~both, float("-inf")),
         "パッド列だけでなく、パッド行も -1e9 にすること": scores.masked_fill(~real.unsqueeze(1), -1e9),
         "パッド行だけでなく、パッド列も -1e9 にすること": scores.masked_fill(~real.unsqueeze(2), -1e9),
-        "元のスコアを保つこと": scores.masked_fill(~both, -1e9).masked_fill(both, 0.0),
+        "元のスコアをそのまま残すこと": scores.masked_fill(~both, -1e9).masked_fill(both, 0.0),
         "埋めるセルは合っているが、入っている値は -3.40282e+38 である": scores.masked_fill(
             ~both, torch.finfo(torch.float32).min),
         "| ではなく & で組み合わせる": scores.masked_fill((real.unsqueeze(2) | real.unsqueeze(1)) == 0, -1e9),

@@ -175,7 +175,7 @@ def test_softmax_view_speaks_japanese_in_the_japanese_edition():
 def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     wrong_1 = {
         "関数で答えること": by_hand(ROW),
-        "手計算で求めること.*_softmax を呼び出した": lambda row: torch.softmax(row, -1),
+        "計算は自分で書くこと.*_softmax を呼び出した": lambda row: torch.softmax(row, -1),
         "大きなスコア（1000 前後）の行で NaN になった": lambda row: torch.exp(row) / torch.exp(row).sum(),
         "先頭のセルがマスクされ.*ある行で NaN": lambda row: torch.exp(row - row[0]) / torch.exp(row - row[0]).sum(),
         "確認問題の行で、すべての重みが NaN.*アンダーフロー":

@@ -182,11 +182,11 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
         "2 層目の出力（形状 (1, 5, 4)）": right[0][0],
         "2 層目の入力": zeroed,
         "元の h1 に 2 層目を適用": ch03.attention_layer(h1, W2, pad)[0],
-        "実トークンの行まですべてゼロ": ch03.attention_layer(h1 * 0, W2, pad)[0],
+        "実トークンの行まで、h1 のすべての行がゼロ": ch03.attention_layer(h1 * 0, W2, pad)[0],
         "1 層目の重み W1": ch03.attention_layer(zeroed, W1, pad)[0],
         "キーマスク pad を渡すこと": ch03.attention_layer(zeroed, W2, torch.zeros_like(pad))[0],
         "残差接続": right[0] - zeroed,
-        "パッド行が、パッド行をゼロにしたとき": ch03.attention_layer(zeroed, W2, pad, "uniform")[0],
+        "パッド行が違う。パッド行をゼロにした入力": ch03.attention_layer(zeroed, W2, pad, "uniform")[0],
     }
     for hint, answer in wrong_1.items():
         assert hint in japanese_hint(ch03.check_1, answer, h1, W2, pad)

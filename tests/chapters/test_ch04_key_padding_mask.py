@@ -146,7 +146,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     mha, data = _chapter_module(), ch04.kpm_batch(1000)
     kpm = (data == 1000)[:, :, 0]
     wrong_2 = {"0 から 4 までの int": 0.5, "受け取った値は 5": 5, "キー 3 はサンプル 1 のパッドのキー": 3,
-               "パッドが -500 なので": 2, "ステップ 7 から推論すること": 1}
+               "パッドが -500 なので": 2, "ステップ 7 をもとに考えること": 1}
     for hint, answer in wrong_2.items():
         assert hint in japanese_hint(ch04.check_2, answer, mha, data, kpm)
     weights = torch.softmax(torch.randn(3, 2, 5, 5, generator=torch.Generator().manual_seed(0)), dim=-1)

@@ -164,7 +164,7 @@ def test_the_checks_hints_are_japanese_in_the_japanese_edition():
     wrong_2 = {"5 個の数のリストで答えること": "0.5 0.5 0 0 0", "2 個になっている": [0.5, 0.5],
                "和は 1 である": [1, 1, 0, 0, 0], "両方のマスクを無視": [0.2] * 5,
                "サンプル 1 のどのキーがパッドかを確かめ直すこと": [1 / 3, 1 / 3, 1 / 3, 0, 0],
-               "クエリ 4 はどのキーを見てよいか？": [1, 0, 0, 0, 0]}
+               "クエリ 4 が参照してよいキーはどれか。": [1, 0, 0, 0, 0]}
     for hint, answer in wrong_2.items():
         assert hint in japanese_hint(ch05.check_2, answer, mha, batch)
     N, H, S = 2, 3, 6

@@ -227,7 +227,7 @@ def test_the_japanese_edition_hears_japanese_hints():
         "& で結合する": keep_pads | to_sdpa_mask(causal_mask(4)),
         "因果の部分が抜けている": keep_pads.expand(2, 1, 4, 4),
         "パディングの部分が抜けている": to_sdpa_mask(causal_mask(4)).expand(2, 1, 4, 4),
-        "見てはならないキー": to_sdpa_mask(blocked)[:, None].clone().index_fill(3, torch.tensor([3]), True),
+        "参照してはならないキー": to_sdpa_mask(blocked)[:, None].clone().index_fill(3, torch.tensor([3]), True),
         "見られないクエリがある": to_sdpa_mask(blocked)[:, None] & ~torch.eye(4, dtype=torch.bool),
     }
     wrong_2 = {
@@ -241,7 +241,7 @@ def test_the_japanese_edition_hears_japanese_hints():
             lambda x, kpm, am: hf_style_attention(x, ~kpm, am is not None)[0],
         "^書いたアダプタは、bool が必要なところでテンソルを使っている。is_causal は True か False のフラグ":
             lambda x, kpm, am: hf_style_attention(x, (~kpm).long(), is_causal=am),
-        "answer_2 は関数": 3,
+        "answer_2 は、.* を返す関数にすること": 3,
     }
     with speaking("ja"):
         for hint, answer in wrong_1.items():

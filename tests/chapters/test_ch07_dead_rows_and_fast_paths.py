@@ -318,7 +318,7 @@ def test_the_japanese_edition_hears_japanese_hints():
         "^answer_1 は関数": dead_rows(key_padding_mask(LENGTHS, side="left"), causal_mask(4)),
         "^左パディング \\+ 因果のとき、どの行にも印が付いていないが、見えるキーのない行がある。.*\\| で合わせる":
             lambda kpm, attn_mask: (kpm[:, None, :] & attn_mask).all(-1),
-        "^右パディング \\+ 因果のとき、パッドの位置に印を付けている": lambda kpm, attn_mask: kpm,
+        "^右パディング \\+ 因果のとき、パッド位置に印を付けている": lambda kpm, attn_mask: kpm,
         "「すべて」のキー": lambda kpm, attn_mask: (kpm[:, None, :] | attn_mask).any(-1),
         "極性が逆": lambda kpm, attn_mask: ~dead_rows(kpm, attn_mask),
         "^左パディング \\+ 因果のとき、書いた関数で TypeError が発生した（": lambda kpm: kpm,
@@ -345,13 +345,13 @@ def test_the_japanese_edition_hears_japanese_hints():
         r"同じ形状 \(3, 3\) のテンソル": lambda scores, blocked: scores[0],
     }
     wrong_3 = {
-        "bool テンソルで True = 参照してよい": ones.tril(diagonal=3).int(),
+        "bool テンソルで、True = 参照してよい": ones.tril(diagonal=3).int(),
         r"形状は \(L, S\) = \(2, 5\) で": ones.tril(diagonal=3).T,
         "MHA の極性": ~ones.tril(diagonal=3),
         "左上の三角形": ones.tril(),
         "自分自身も見え": ones.tril(diagonal=2),
         "それは未来である": ones.tril(diagonal=4),
-        "すべて見てよい": ones.tril(diagonal=3) & torch.tensor([False, True, True, True, True]),
+        "すべて参照してよい": ones.tril(diagonal=3) & torch.tensor([False, True, True, True, True]),
     }
     with speaking("ja"):
         for hint, answer in wrong_1.items():

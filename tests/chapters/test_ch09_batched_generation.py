@@ -194,7 +194,7 @@ def test_the_japanese_edition_reads_a_japanese_summary():
 def test_the_japanese_edition_hears_japanese_hints():
     step = torch.cat([MASK_LEFT, torch.ones(3, 1, dtype=torch.long)], 1)
     wrong_1 = {
-        "^answer_1 は関数": torch.zeros(3, 5),
+        "^answer_1 は、attention_mask を受け取って position_ids を返す関数": torch.zeros(3, 5),
         r"マスクと同じ形状 \(N, S\)": lambda m: m.cumsum(-1)[:, :-1],
         "位置 ID は整数": lambda m: ((m.cumsum(-1) - 1).clamp(min=0) * m).float(),
         "負になることはない": lambda m: m.cumsum(-1) - 1,
@@ -205,7 +205,7 @@ def test_the_japanese_edition_hears_japanese_hints():
         "同じ行でそれより前にある": lambda m: (m.cumsum(-1) - 1).clamp(min=0) * m // 2,
     }
     wrong_2 = {
-        "^answer_2 は関数": 3,
+        "^answer_2 は、.* を受け取って次のトークンを返す関数": 3,
         r"形状 \(N,\) = \(3,\) で返すこと": lambda logits, m: logits[:, -1],
         "ロジットではなく": lambda logits, m: logits[torch.arange(len(logits)), m.sum(1) - 1].max(-1).values,
         "最後の列": lambda logits, m: logits[:, -1].argmax(-1),
@@ -214,14 +214,14 @@ def test_the_japanese_edition_hears_japanese_hints():
         "最後の実トークンの位置で読み": lambda logits, m: logits[torch.arange(len(logits)), 0].argmax(-1),
     }
     wrong_3 = {
-        "^answer_3 は関数": step.bool()[:, None, None, :],
+        "^answer_3 は、attention_mask を受け取ってマスクを返す関数": step.bool()[:, None, None, :],
         "bool テンソル（True = 参照してよい）": lambda m: m[:, None, None, :],
         r"形状は \(N, 1, 1, S\) = \(3, 1, 1, 6\)": lambda m: m.bool()[:, None, :],
         "MHA の極性": lambda m: (m == 0)[:, None, None, :],
         "マスクでそれを隠す": lambda m: torch.ones_like(m, dtype=torch.bool)[:, None, None, :],
         "キー 0 しか見えない": lambda m: torch.nn.functional.pad(torch.ones(len(m), 1, 1, 1, dtype=torch.bool),
                                                            (0, m.shape[1] - 1)),
-        "ちょうどすべて見え": lambda m: m.bool()[:, None, None, :] & (torch.arange(m.shape[1]) != m.shape[1] - 1),
+        "過不足なく見え": lambda m: m.bool()[:, None, None, :] & (torch.arange(m.shape[1]) != m.shape[1] - 1),
     }
     with speaking("ja"):
         for hint, answer in wrong_1.items():

@@ -224,7 +224,7 @@ def test_check_2_rejects_with_the_right_hint():
         (_leaks(signed=True), "move down", "減る向きの変化"),
         (_leaks(mean=True, bound=1e-4), "dilutes", "変化が薄まる"),
         (_leaks(compare="output 0"), "not output 0", "出力 0 ではない"),
-        (_leaks(left_pad=True), "outputs at pad positions mean nothing", "パッドの位置の出力"),
+        (_leaks(left_pad=True), "outputs at pad positions mean nothing", "パッド位置の出力"),
         (_leaks(bound=1.0), "a leak can be tiny", "ごく小さい"),
         (_leaks(bound=0.01), "a leak can be tiny", "ごく小さい"),
         (_leaks(pads_value=True), "True = pad", "True = パッド"),

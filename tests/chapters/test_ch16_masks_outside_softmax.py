@@ -295,7 +295,8 @@ def test_check_2_accepts_every_right_form():
     (scores_filled(-1e9, first=True), "no softmax to cancel a -1e9", "ソフトマックスはない"),
     (scores_filled(-float("inf")), "a real output is NaN or inf", "-inf は足さない"),
     (lambda q, k, v, kpm: right_linear_attention(q, k, v, kpm).half(), "return float32", "float32 で返す"),
-    (lambda q, k, v, kpm: right_linear_attention(q, k, v, kpm) * 2, "compare with the quadratic form", "行列形式"),
+    (lambda q, k, v, kpm: right_linear_attention(q, k, v, kpm) * 2, "compare with the quadratic form",
+     "L × L のスコアを作る形"),
     (lambda q, k, v, kpm: q[:, :3], "one tensor", "テンソルを 1 つ返す"),
 ])
 def test_check_2_names_each_mistake(answer, hint, ja):

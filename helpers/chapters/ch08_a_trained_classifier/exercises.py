@@ -50,7 +50,7 @@ def check_1(answer: object, sentence: Sequence[str]) -> None:
     if label_of(answer) == label_of(sentence):
         raise Mistake("the label did not flip: the feeling of the LAST clause decides it, and yours is still "
                       "sentence_1's",
-                      "ラベルが反転していない。ラベルを決めるのは「最後の」節の感情であり、書いた文では"
+                      "ラベルが反転していない。ラベルを決めるのは最後の節の感情であり、書いた文では"
                       "それがまだ sentence_1 と同じである")
 
 
@@ -66,7 +66,7 @@ def check_2(answer: object, unmasked_model: Classifier, sentence: Sequence[str],
         return
     if answer == len(lengths) - len(flipped):
         raise Mistake(f"that counts the lengths whose prediction AGREES with the one at {reference}",
-                      f"それは予測が長さ {reference} のときと「一致する」長さを数えている")
+                      f"それは予測が長さ {reference} のときと一致する長さを数えている")
     if answer == len([P for P in flipped if P > len(sentence)]):
         raise Mistake("start at the sentence's own length: no pad at all counts too",
                       "文そのものの長さから数え始めること。パッドがまったくない場合も数に入る")
@@ -117,7 +117,7 @@ def check_3(answer: object, masked_model: Classifier, test_set: Sequence[Example
     if near([accuracy_at(model, test_set, P, key_mask=True) for P in lengths]):
         raise Mistake("those are the accuracies WITH the mask: pass mask=torch.ones_like(ids_P, dtype=torch.bool), "
                       "so that every key is visible",
-                      "それはマスク「あり」の正解率である。すべてのキーが見えるように "
+                      "それはマスクありで実行したときの正解率である。すべてのキーが見えるように "
                       "mask=torch.ones_like(ids_P, dtype=torch.bool) を渡すこと")
     if unmasked_model is not None:
         other = _model(unmasked_model, "unmasked_model")
