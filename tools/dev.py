@@ -11,7 +11,7 @@
            unit tests, its browser row, its deck and its static explorer's sub-grid
   portable setup if needed, then every chapter through nbval under each of PyTorch's x86 CPU kernels
   execute  re-run chapters in place from a fresh kernel (all, or the ones named after the command)
-  slides   a reveal.js deck per chapter in build/slides/ (build/slides/ja/ with --edition ja; opens from disk, no network)
+  slides   a reveal.js deck per chapter in build/slides/ (--edition ja: build/slides/ja/; opens from disk, offline)
   site     the series as a static site in build/site/, both editions (tools/site.py; no network needed)
   pdf      the book as one PDF per edition in build/pdf/: the site printed by Chromium, A4 (tools/pdf.py)
 
