@@ -14,6 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from helpers.exercises import NOT_ATTEMPTED, NOT_ATTEMPTED_JA, Check, Mistake, blocked_mask, exercise
 from helpers.language import speaking
+from tools import series
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
@@ -296,3 +297,35 @@ def test_blocked_mask_names_the_shared_mistakes_and_leaves_the_rest_to_the_calle
         blocked_mask(~expected, expected, shape)
     with pytest.raises(Mistake, match="give a bool tensor"):
         blocked_mask(expected.int(), expected, shape)
+
+
+# --- the chapters' hidden solutions: folded in JupyterLab (and so on the site, tools/site.py), in both editions ---
+
+def unfolded_solutions(path: Path) -> list[str]:
+    """Ids of the code cells of a chapter that run a hidden solution (`.solution(`, or tagged "solution") but are
+    not folded: each needs metadata {"jupyter": {"source_hidden": true}, "tags": ["solution"]}."""
+    import nbformat
+
+    cells = nbformat.read(path, as_version=4).cells
+    return [cell.get("id") for cell in cells if cell.cell_type == "code"
+            and (".solution(" in cell.source or "solution" in cell.metadata.get("tags", []))
+            and not (cell.metadata.get("jupyter", {}).get("source_hidden") is True
+                     and "solution" in cell.metadata.get("tags", []))]
+
+
+@pytest.mark.parametrize("path", series.every_chapter(), ids=lambda p: f"{series.edition_of(p)}-{p.stem}")
+def test_every_solution_cell_is_folded(path: Path):
+    assert not unfolded_solutions(path), (f"{series.edition_of(path)} {path.name}: solution cells not folded "
+                                          f"(source_hidden and the 'solution' tag): {unfolded_solutions(path)}")
+
+
+def test_an_unfolded_solution_is_found(tmp_path: Path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook(cells=[new_code_cell("ch99.check_1.solution(3)", id="a", metadata={"tags": ["solution"]}),
+                             new_code_cell("ch99.check_2.solution(4)", id="b", metadata={
+                                 "jupyter": {"source_hidden": True}, "tags": ["solution"]}),
+                             new_code_cell("ch99.check_1(answer)", id="c")])
+    nbformat.write(nb, tmp_path / "99_x.ipynb")
+    assert unfolded_solutions(tmp_path / "99_x.ipynb") == ["a"]

@@ -936,11 +936,13 @@ def check_2(answer: object) -> None:
         if leak:
             raise Mistake(missed + "a leak can be tiny; any move of an output before the changed position is a leak",
                           missed_ja + "漏れはごく小さいこともある。変えた位置より前の出力が少しでも動けば漏れである")
-        if padded:
-            raise Mistake(f"\"{name}\" is correct, and your test says it leaks: outputs at pad positions mean "
-                          "nothing (a pad query may see any key), so compare real tokens only",
-                          f"「{name}」は正しいのに、書いたテストは漏れると判定した。パッド位置の出力には意味がない"
-                          "（パッドのクエリはどのキーを見てもよい）ので、実トークンの出力だけを比べること")
+        if padded:   # a padded batch: the test compared pad outputs, or outputs at or after the change (either)
+            raise Mistake(f"\"{name}\" is correct, and your test says it leaks: only the real tokens' outputs "
+                          "before the changed position must stay; the outputs at or after it may move, and so may "
+                          "the outputs at pad positions (a pad query may see any key)",
+                          f"「{name}」は正しいのに、書いたテストは漏れると判定した。動いてはならないのは、変えた位置"
+                          "より前にある実トークンの出力だけである。変えた位置とそれより後の出力は動いてよく、パッド"
+                          "位置の出力も動いてよい（パッドのクエリはどのキーを参照してもよい）")
         raise Mistake(f"\"{name}\" is correct, and your test says it leaks: an output at or after the changed "
                       "position may move; only the earlier ones must stay",
                       f"「{name}」は正しいのに、書いたテストは漏れると判定した。変えた位置とそれより後の出力は"

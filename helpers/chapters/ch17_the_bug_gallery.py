@@ -971,6 +971,14 @@ def _check_fix(n: int, answer: object) -> None:
         still = [c for c in report.codes if c != "position-ids"]
         where = errors[0].where
         where = where[len("model"):].strip(" ,()（）") if where.startswith("model") else where
+        if errors[0].code == "pad-leak":   # the size measures the large values planted at the pads, not the leak
+            at, at_ja = (f" ({where})", f"（{where}）") if where else ("", "")
+            raise Mistake(f"diagnose still reports {', '.join(still)} on your fixed module{at}: the real outputs "
+                          "still depend on the pads (the check plants large values there, so any dependence left "
+                          "shows, and the size it measures does not shrink with the leak)",
+                          f"直したモジュールでも、diagnose がまだ {'、'.join(still)} を報告する{at_ja}。実トークンの"
+                          "出力は、まだパッドに左右されている。検査はパッドに大きな値を入れるので、わずかな依存でも"
+                          "差として現れる。測った差の大きさは、漏れが小さくなっても小さくならない")
         size = _measured(errors[0])
         en = [p for p in (where, size and f"up to {size}") if p]
         ja = [p for p in (where, size and f"測った差は最大 {size}") if p]

@@ -189,6 +189,19 @@ def _leaks(batches=(False, True), compare="before", left_pad=False, bound=1e-6, 
     return leaks
 
 
+def _first_token_test(module):
+    """A leak test in the wrong direction, on a padded batch: it changes the FIRST token and compares item 0's
+    real outputs, which a correct module moves too (they come after the change)."""
+    x = torch.randn(2, 6, 8, generator=torch.Generator().manual_seed(0))
+    changed = x.clone()
+    changed[:, 0] += 1.0
+    pads = torch.zeros(2, 6, dtype=torch.bool)
+    pads[1, -1] = True
+    with torch.no_grad():
+        moved = module(changed, pads, None) - module(x, pads, None)
+    return bool(moved[0].abs().max() > 1e-6)
+
+
 def test_check_2_accepts_the_solution_and_the_reference():
     ch14.check_2.solution(_leaks())
     ch14.check_2.solution(ch14.reference_leak_test)
@@ -224,7 +237,8 @@ def test_check_2_rejects_with_the_right_hint():
         (_leaks(signed=True), "move down", "減る向きの変化"),
         (_leaks(mean=True, bound=1e-4), "dilutes", "変化が薄まる"),
         (_leaks(compare="output 0"), "not output 0", "出力 0 ではない"),
-        (_leaks(left_pad=True), "outputs at pad positions mean nothing", "パッド位置の出力"),
+        (_leaks(left_pad=True), "and so may the outputs at pad positions", "パッド位置の出力も動いてよい"),
+        (_first_token_test, "the outputs at or after it may move", "変えた位置とそれより後の出力は動いてよく"),
         (_leaks(bound=1.0), "a leak can be tiny", "ごく小さい"),
         (_leaks(bound=0.01), "a leak can be tiny", "ごく小さい"),
         (_leaks(pads_value=True), "True = pad", "True = パッド"),
