@@ -20,6 +20,7 @@ NEXT = f"{len(series.chapters('en')):02d}"
 NOT_ABOUT_NEW = ("not test_every_setting_in_the_file_is_what_the_live_explorer_shows"
                  " and not test_the_file_is_within_budget")
 LAYOUT_TESTS = ["tests/test_series.py", "tests/test_chapters.py", "tests/test_links.py", "tests/test_teaching.py",
+                "tests/test_bench_reading.py",
                 "tests/test_japanese_edition.py", "tests/test_portable_outputs.py", "tests/test_static_explorer.py"]
 
 

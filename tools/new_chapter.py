@@ -363,8 +363,8 @@ def create(number: int, name: str, title: str, ja_title: str, root: Path) -> lis
 
     # chapter 0's map and the previous chapter's "next" link, both editions (the Japanese through ja_sync)
     # the minutes columns: python benchmarks/bench_reading.py --map prints them (tests/test_bench_reading.py)
-    row = f"| {number} | [{title}]({notebook.name}) | [the question it settles] | [min] | [min] |"
-    row_ja = f"| {number} | [{ja_title}]({notebook.name}) | ［その章が決着をつける疑問］ | ［分］ | ［分］ |"
+    row = f"| {number} | [{title}]({notebook.name}) | [the question it settles] | – | – |"   # minutes: below
+    row_ja = f"| {number} | [{ja_title}]({notebook.name}) | ［その章が決着をつける疑問］ | – | – |"
     start_ja = nbformat.read(series.start("ja", root), as_version=4)
     previous_ja = nbformat.read(series.twin(previous), as_version=4)
     translations = {series.START: {}, previous.stem: {}}
@@ -414,9 +414,23 @@ def create(number: int, name: str, title: str, ja_title: str, root: Path) -> lis
     code, tests = series.helpers_module(name, root), series.tests_module(name, root)
     code.write_text(module_source(number, stem_module, title), encoding="utf-8")
     tests.write_text(tests_source(number, stem_module), encoding="utf-8")
+    if root.resolve() == series.ROOT.resolve():   # the estimated minutes: the map's row and totals, teaching.md
+        reading = _bench_reading(root)
+        reading.write_map()
+        reading.write_teaching()
     written = [notebook, japanese / notebook.name, code, tests, series.start("en", root), series.start("ja", root),
                previous, series.twin(previous), root / "README.md", root / "README.ja.md", teaching, browser]
     return [path.relative_to(root) for path in written]
+
+
+def _bench_reading(root: Path):
+    """benchmarks/bench_reading.py, the one reading-time estimator (a script, not a package: loaded by path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_reading", root / "benchmarks" / "bench_reading.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
