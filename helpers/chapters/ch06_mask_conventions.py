@@ -169,7 +169,7 @@ def mask_convention_view(convention: str = "MHA bool (True = blocked)", api: str
         if problems else Bilingual("OK", "OK")
     if weights.isnan().any():
         status = Bilingual(status.en + "\nNaN rows are the lesson: no visible key",
-                           status.ja + "\nNaN の行が学ぶ点：見えるキーがない")
+                           status.ja + "\nNaN の行から学ぶこと：見えるキーがない")
     title = Bilingual(f"{SHORT[convention]} mask → {SHORT[api]}{' (converted)' if convert else ''}\n{status.en}",
                       f"{_short(convention)} のマスク → {_short(api)}{'（変換あり）' if convert else ''}\n{status.ja}")
     panel = Panel(weights, tokens, tokens, masked=blocked, framed=used & blocked, frame_color=RED,

@@ -268,7 +268,7 @@ def generation_view(padding: str = "left", positions: str = "from the mask", mas
                   f"{same}/{n} items match the reference; step {step}: weight on pads, summed over the "
                   f"{n} items: {on_pads}",
                   f"パディング：{LABELS_JA[padding]}、位置 ID：{LABELS_JA[positions]}、マスク：{LABELS_JA[mask]}、"
-                  f"KV キャッシュ：{'オン' if kv_cache else 'オフ'}。参照と一致するサンプルは {same}/{n}。"
+                  f"KV キャッシュ：{'オン' if kv_cache else 'オフ'}。基準と一致するサンプルは {same}/{n}。"
                   f"ステップ {step}：パッドに乗った重み（{n} サンプルの合計）は {on_pads}")
     return View(tuple(panels), summary, caption=Bilingual(
         "numbers: the probability of each chosen token    ×: differs from the prompt alone    hatched: a pad key (_)"
@@ -434,6 +434,6 @@ def check_3(answer: object, mask_step: torch.Tensor) -> None:
             raise Mistake("that shows the new query key 0 only: a top-left causal mask, as is_causal=True gives. "
                           "On a decode step the new query is the last position",
                           "それでは新しいクエリにキー 0 しか見えない。is_causal=True が作る左上の因果マスクである。"
-                          "デコードのステップでは、新しいクエリは最後の位置にある")
+                          "デコードステップでは、新しいクエリは最後の位置にある")
         raise Mistake("the new query must see exactly its item's real keys, every one of them",
                       "新しいクエリには、自分のサンプルの実トークンのキーが過不足なく見えなければならない")

@@ -184,7 +184,7 @@ def test_the_japanese_edition_reads_a_japanese_summary():
     with speaking("ja"):
         summary = ch09.generation_view("left", "from the mask", "prompt only", True, 3).summary
         assert summary == ("パディング：左、位置 ID：マスクから数える、マスク：プロンプトだけ、KV キャッシュ：オン。"
-                           "参照と一致するサンプルは 3/3。ステップ 3：パッドに乗った重み（3 サンプルの合計）は 0.38")
+                           "基準と一致するサンプルは 3/3。ステップ 3：パッドに乗った重み（3 サンプルの合計）は 0.38")
         assert ch09.generation_view("right", mask="off", kv_cache=False).summary.startswith(
             "パディング：右、位置 ID：マスクから数える、マスク：なし、KV キャッシュ：オフ。")
     assert ch09.generation_view("left", "from the mask", "prompt only", True, 3).summary.startswith(
