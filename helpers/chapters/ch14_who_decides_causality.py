@@ -541,7 +541,7 @@ MASKS = ("none", "bool", "float", "float cast to bool")
 FLAGS = ("True", "False", "missing")
 CONFIGS = ("causal", "bidirectional")
 LABELS_JA = {"none": "なし", "float cast to bool": "float を bool にキャスト", "missing": "属性なし",
-             "causal": "因果マスク", "bidirectional": "双方向"}  # the options' Japanese labels (code stays as it is)
+             "causal": "因果", "bidirectional": "双方向"}  # the options' Japanese labels (code stays as it is)
 
 
 def label(value: str) -> str:
@@ -616,9 +616,9 @@ def pattern_name(blocked: torch.Tensor, *, english: bool = False) -> str:
     for a table whose other labels are English code)."""
     pick = _english if english else say
     if torch.equal(blocked, causal(blocked.shape[0])):
-        return pick("causal", LABELS_JA["causal"])
+        return pick("causal", "因果マスク")
     if not blocked.any():
-        return pick("bidirectional", LABELS_JA["bidirectional"])
+        return pick("bidirectional", "双方向")
     if blocked.all():
         return pick("nothing: every key blocked", "何も見ない（どのキーも遮断）")
     past = torch.ones_like(blocked).tril(-1)
@@ -679,7 +679,7 @@ def decider_explorer() -> Explorer:
     }
     return explorer(controls, decider_view, Bilingual(
         "Mask, the module's is_causal and the config -> what transformers' sdpa integration applied, and who decided.",
-        'マスク、モジュールの is_causal、config → transformers の sdpa 統合が適用したマスクと、それを決めたもの'))
+        'マスク、モジュールの is_causal、config → transformers の sdpa の統合部が適用したマスクと、それを決めたもの'))
 
 
 EXPLORERS = (decider_explorer,)

@@ -860,7 +860,7 @@ class CacheNoMask(CachedFixed):
 EXERCISES = {1: (WeakFill, "bidirectional"), 2: (PeekAhead, None), 3: (SeqFirst, None), 4: (CacheNoMask, None)}
 SYMPTOMS_SEEN = {
     1: ("a review's class changes with the length of the longest review in its batch",
-        "ある書評の分類結果が、同じバッチでいちばん長い書評の長さによって変わる"),
+        "あるレビューの分類結果が、同じバッチでいちばん長いレビューの長さによって変わる"),
     2: ("training loss falls far below what the model later achieves when it generates",
         "学習時の損失が、生成させたときの性能に見合わないほど低くなる"),
     3: ("a prompt's output changes with the batch it is in (its size, the other prompts), even when no prompt is "
