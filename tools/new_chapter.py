@@ -429,6 +429,7 @@ def _bench_reading(root: Path):
 
     spec = importlib.util.spec_from_file_location("bench_reading", root / "benchmarks" / "bench_reading.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module   # its dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 
