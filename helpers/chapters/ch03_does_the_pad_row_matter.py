@@ -43,6 +43,19 @@ ROWS_JA = {  # what the Japanese summary says of the pad rows under each policy
 }
 
 
+# step 3's two result lines: how far the real rows and the pad rows moved when the pads got junk
+DIFF_LABELS = {"real": Bilingual("real rows, max abs diff: ", "実トークンの行の差の絶対値の最大："),
+               "pad": Bilingual("pad rows,  max abs diff: ", "パッド行の差の絶対値の最大：")}
+
+
+def diff_line(rows: str, value: float) -> str:
+    """Step 3's line for `rows` ("real" or "pad"), in the current language: diff_line("real", 0.0) ==
+    "real rows, max abs diff: 0.0" in English, "実トークンの行の差の絶対値の最大：0.0" in Japanese."""
+    if rows not in DIFF_LABELS:
+        raise ValueError(f"rows must be one of {list(DIFF_LABELS)}, got {rows!r}")
+    return f"{DIFF_LABELS[rows].said()}{value}"
+
+
 def layer2_params(seed: int = 3) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """W_q, W_k, W_v (4, 4) of chapter 3's second layer: seeded randn rounded to one decimal."""
     g = torch.Generator().manual_seed(seed)

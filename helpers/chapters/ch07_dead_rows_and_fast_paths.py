@@ -125,6 +125,23 @@ LABELS_JA = {
     "MHA, eval + no_grad, need_weights=True": "MHA、評価モード + no_grad、need_weights=True",
     "F.scaled_dot_product_attention": "F.scaled_dot_product_attention",
     "manual masked_fill(-inf) + softmax": "手書きの masked_fill(-inf) + ソフトマックス",
+    # the variants of step 4's table of dead rows and code paths
+    "2 heads, x is x is x, bool masks": "2 ヘッド、x is x is x、bool マスク",
+    "1 head": "1 ヘッド",
+    "key = x.clone() (equal, not the same)": "key = x.clone()（値は等しいが別のテンソル）",
+    "float attn_mask only": "float は attn_mask だけ",
+    "float key_padding_mask only": "float は key_padding_mask だけ",
+    "2 heads, under CPU autocast (bfloat16)": "2 ヘッド、CPU の autocast (bfloat16)",
+    "frozen, but the input requires grad": "凍結、ただし入力が勾配を要求する",
+    "fast path switched off (torch.backends.mha)": "高速パスを無効化 (torch.backends.mha)",
+    # the encoder's cases (step 5) and what each returns
+    "right padding, bool masks": "右パディング、bool マスク",
+    "right padding, float key_padding_mask": "右パディング、float key_padding_mask",
+    "right padding, norm_first=True": "右パディング、norm_first=True",
+    "left padding + causal, bool masks": "左パディング + 因果、bool マスク",
+    "left padding + causal, float masks": "左パディング + 因果、float マスク",
+    "pads all zero:": "パッドがすべて 0：",
+    "item 0 all NaN:": "サンプル 0 がすべて NaN：",
 }
 
 
@@ -135,6 +152,14 @@ def label(text: str) -> str:
     if text not in LABELS_JA:
         raise ValueError(f"text must be one of {list(LABELS_JA)}, got {text!r}")
     return say(text, LABELS_JA[text])
+
+
+def verdict(text: str, value: bool) -> str:
+    """A result line's label (one of LABELS_JA, ending in a colon) and its yes/no, in the current language:
+    verdict("pads all zero:", True) == "pads all zero: True" in English, "パッドがすべて 0：はい" in Japanese."""
+    if text not in LABELS_JA or not text.endswith(":"):
+        raise ValueError(f"text must be a label of LABELS_JA that ends in ':', got {text!r}")
+    return say(f"{text} {bool(value)}", LABELS_JA[text] + ("はい" if value else "いいえ"))
 
 
 def width(text: str) -> int:

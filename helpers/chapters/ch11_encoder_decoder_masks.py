@@ -457,7 +457,7 @@ def encoder_decoder_view(src_length: int = 3, tgt_length: int = 4, padding_side:
         moved = say("no real target output moves (all within 1e-4 of the correct call)",
                     "ターゲットの実トークンの出力はどれも動かない（正しい呼び出しとの差がすべて 1e-4 以内）")
     if routing == "correct":
-        verdict = say("correct", "正しい")
+        verdict = say("correct", "誤りはない")
     else:
         verdict = listed([_what_goes_wrong(routing), *problems], by="sentence")
     src_pads, tgt_pads = S_MAX - src_length, T_MAX - tgt_length

@@ -28,6 +28,7 @@ from transformers import masking_utils
 
 from helpers import arguments
 from helpers.attention import attention_steps
+from helpers.chapters.ch07_dead_rows_and_fast_paths import padded
 from helpers.chapters.ch09_batched_generation import TinyLM
 from helpers.chapters.ch10_packing_and_the_cost_of_padding import sliding_window_mod
 from helpers.checks import receptive_field
@@ -101,6 +102,26 @@ def flash_attn_mask(q_len: int, k_len: int, window_size: tuple[int, int] = (-1, 
     if causal:
         blocked |= behind < 0
     return blocked
+
+
+# step 1's table: each spelling of "a window of w", and its name in the Japanese edition (the code stays as it is)
+SPELLINGS_JA = {
+    "this series: i - j < w (helpers.checks, ch13)": "このシリーズの i - j < w (helpers.checks, ch13)",
+    "transformers sliding_window=w (Mistral, Qwen2)": "transformers の sliding_window=w (Mistral, Qwen2)",
+    "flash-attn window_size=(w - 1, 0), causal=True": "flash-attn の window_size=(w - 1, 0), causal=True",
+    "flash-attn window_size=(w, 0), causal=True": "flash-attn の window_size=(w, 0), causal=True",
+    "mask_mod q_idx - kv_idx < w (chapter 10)": "mask_mod の q_idx - kv_idx < w（第 10 章）",
+    "transformers bidirectional sliding window w": "transformers の双方向スライディングウィンドウ w",
+}
+
+
+def spelling_line(width: int, spelling: str, keys: int, query: int = 4) -> str:
+    """One row of step 1's table, in the current language: how many keys `query` sees under `spelling` (a key
+    of SPELLINGS_JA) of a window of `width`. The names line up in both editions (a Japanese character counts 2)."""
+    if spelling not in SPELLINGS_JA:
+        raise ValueError(f"spelling must be one of {list(SPELLINGS_JA)}, got {spelling!r}")
+    return say(f"w = {width}: {spelling:<48} query {query} sees {keys} keys",
+               f"w = {width}：{padded(SPELLINGS_JA[spelling], 50)} クエリ {query} が見るキーは {keys} 個")
 
 
 def transformers_window_mask(length: int, sliding_window: int) -> torch.Tensor:

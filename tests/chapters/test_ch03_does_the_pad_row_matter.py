@@ -239,3 +239,13 @@ def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
     refuses_the_wrong_kind(ch03.check_1, {"output": right}, "a dict of length 1", "dict（長さ 1）", h1, W2, pad)
     with pytest.raises(Mistake, match="store the output only"):               # its own hint comes first
         ch03.check_1((right, None), h1, W2, pad)
+
+
+def test_step_3s_result_lines_are_said_in_the_current_language():
+    assert ch03.diff_line("real", 0.0) == "real rows, max abs diff: 0.0"
+    assert ch03.diff_line("pad", 2177.4) == "pad rows,  max abs diff: 2177.4"
+    with speaking("ja"):
+        assert ch03.diff_line("real", 0.0) == "実トークンの行の差の絶対値の最大：0.0"
+        assert ch03.diff_line("pad", 2177.4) == "パッド行の差の絶対値の最大：2177.4"
+    with pytest.raises(ValueError, match="rows must be one of"):
+        ch03.diff_line("key", 0.0)

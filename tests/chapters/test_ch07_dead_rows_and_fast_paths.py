@@ -418,3 +418,14 @@ def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
     accepts_every_form(ch07.check_3, right, 2, 5)
     refuses_the_wrong_kind(ch07.check_3, right.numpy().astype(np.uint8), "a numpy uint8 array of shape (2, 5)",
                            "numpy の uint8 配列（形状 (2, 5)）", 2, 5)
+
+
+def test_a_verdict_line_is_said_in_the_current_language():
+    assert ch07.verdict("pads all zero:", True) == "pads all zero: True"
+    assert ch07.verdict("item 0 all NaN:", torch.tensor(False)) == "item 0 all NaN: False"
+    with speaking("ja"):
+        assert ch07.verdict("pads all zero:", True) == "パッドがすべて 0：はい"
+        assert ch07.verdict("item 0 all NaN:", False) == "サンプル 0 がすべて NaN：いいえ"
+        assert ch07.label("right padding, float key_padding_mask") == "右パディング、float key_padding_mask"
+    with pytest.raises(ValueError, match="ends in ':'"):
+        ch07.verdict("1 head", True)

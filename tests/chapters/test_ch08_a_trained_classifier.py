@@ -180,10 +180,10 @@ def test_check_3_accepts_the_accuracies_without_the_mask_and_names_each_mistake(
 def test_the_japanese_edition_reads_a_japanese_explorer():
     with speaking("ja"):
         view = ch08.classifier_view(ch08.SENTENCES[1], pad_to=12, mask="as trained")
-        assert view.summary.startswith("長さ 12 までパディング、マスクは学習時のまま："
-                                       "マスクありのモデル（推論時のマスク：あり）：肯定")
+        assert view.summary.startswith("長さ 12 までパディング、マスクは学習時のまま。"
+                                       "マスクありのモデル（推論時はマスクあり）は肯定")
         assert view.summary.endswith("。正解ラベル：肯定") and "肯定の確率 1.00" in view.summary
-        assert "マスクなしのモデル（推論時のマスク：なし）" in ch08.classifier_view(
+        assert "マスクなしのモデル（推論時はマスクなし）" in ch08.classifier_view(
             ch08.SENTENCES[1], pad_to=12, mask="off for both").summary
         assert ch08.sentence_label(ch08.SENTENCES[1]) == "猫 が 嫌い じゃない（肯定）"     # no English gloss
         with pytest.raises(ValueError, match="パディングする長さは 5 から 32 までで、4 にはできない"):

@@ -272,7 +272,7 @@ def test_the_summary_speaks_japanese_and_english_is_unchanged():
             "（サンプル 0 では位置 [0, 1, 2, 3]）")
         assert japanese.panels[2].title.ja.endswith("遮断されたセルに重み（最大 0.25）")   # drawn in Japanese
         correct = ch11.encoder_decoder_view().summary
-        assert "正しい渡し方：正しい。ターゲットの実トークンの出力はどれも動かない" in correct
+        assert "正しい渡し方：誤りはない。ターゲットの実トークンの出力はどれも動かない" in correct
         left = ch11.encoder_decoder_view(padding_side="left", routing="causal mask on cross-attention").summary
         assert ("左パディング、クロスアテンションに因果マスク：ターゲットのクエリ i はソースの語 0..i しか読めない。"
                 "クロスアテンション：行 2, 3 で許されたキーに重みなし、行 0, 1 に見えるキーなし") in left

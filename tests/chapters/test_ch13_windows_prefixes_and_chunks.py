@@ -9,6 +9,7 @@ import torch
 
 from helpers.chapters import ch09_batched_generation as ch09
 from helpers.chapters import ch13_windows_prefixes_and_chunks as ch13
+from helpers.chapters.ch07_dead_rows_and_fast_paths import width
 from helpers.chapters.ch10_packing_and_the_cost_of_padding import sliding_window_mod
 from helpers.checks import expected_mask, receptive_field
 from helpers.exercises import Mistake
@@ -321,3 +322,16 @@ def test_the_checks_accept_every_form_of_the_answer_and_name_a_wrong_kind():
                            "numpy の float64 配列（形状 (2,)）", 4, (10, 2))
     refuses_the_wrong_kind(ch13.check_2, right.int(), "a torch.int32 tensor of shape (3, 8)",
                            "torch.int32 のテンソル（形状 (3, 8)）", 3, 5, 4)
+
+
+def test_step_1s_table_rows_are_said_in_the_current_language():
+    name = "flash-attn window_size=(w, 0), causal=True"
+    assert ch13.spelling_line(3, name, 4) == f"w = 3: {name:<48} query 4 sees 4 keys"
+    with speaking("ja"):
+        line = ch13.spelling_line(3, "mask_mod q_idx - kv_idx < w (chapter 10)", 3)
+        assert line.startswith("w = 3：mask_mod の q_idx - kv_idx < w（第 10 章）")
+        assert line.endswith("クエリ 4 が見るキーは 3 個")
+        lines = [ch13.spelling_line(3, s, 3) for s in ch13.SPELLINGS_JA]
+        assert len({width(line[:line.index("クエリ")]) for line in lines}) == 1   # the last column lines up
+    with pytest.raises(ValueError, match="spelling must be one of"):
+        ch13.spelling_line(3, "a window", 3)

@@ -90,10 +90,10 @@ def classifier_view(sentence: str = SENTENCES[1], pad_to: int = 20, mask: str = 
         model_ja = "マスクありのモデル" if masked_model else "マスクなしのモデル"
         parts.append(say(f"{name} model ({'with' if use_mask else 'without'} mask): {verdict}, P(positive) {p:.2f} "
                          f"({'CHANGED from' if moved else 'same as'} its unpadded {p_alone:.2f})",
-                         f"{model_ja}（推論時のマスク：{'あり' if use_mask else 'なし'}）："
+                         f"{model_ja}（推論時はマスク{'あり' if use_mask else 'なし'}）は"
                          f"{'肯定' if p > 0.5 else '否定'}、"
-                         f"肯定の確率 {p:.2f}（パディングなしの {p_alone:.2f} から"
-                         f"{'予測が変わった' if moved else '予測は同じ'}）"))
+                         f"肯定の確率 {p:.2f}（パディングなしでは {p_alone:.2f}。"
+                         f"{'予測が変わった' if moved else '予測は変わらない'}）"))
         short = say(name, "マスクあり" if masked_model else "マスクなし")
         rows += [f"{short} · {say('block', 'ブロック')} {b}" for b in (1, 2)]
         matrices.append(cls_rows)
@@ -105,7 +105,7 @@ def classifier_view(sentence: str = SENTENCES[1], pad_to: int = 20, mask: str = 
                   ylabel="")
     models = listed(parts, by="sentence")
     summary = say(f"pad to {pad_to}, mask {mask}: {models}. True label: {truth}",
-                  f"長さ {pad_to} までパディング、マスクは{MASK_MODES_JA[mask]}：{models}。正解ラベル：{truth}")
+                  f"長さ {pad_to} までパディング、マスクは{MASK_MODES_JA[mask]}。{models}。正解ラベル：{truth}")
     return View((panel,), summary,
                 caption=Bilingual("each row: the <cls> query's weights over the keys    hatched: masked pad keys "
                                   "(weight 0)",
