@@ -245,7 +245,8 @@ def mapped(text: str, edition: str) -> str:
         return f"{match[1]}**{_shown(main)}** | **{_shown(extra)}** |"
 
     text = MAP_TOTAL.sub(total, MAP_ROW.sub(row, text))
-    return MAP_HOURS[edition].sub(lambda h: f"{h[1]}{round(part_1 / 30) / 2}{h[3]}{part_1}", text)
+    return MAP_HOURS[edition].sub(lambda h: f"{h[1]}{round(part_1 / 60, 1)}{h[3]}{part_1}", text)  # one decimal: half
+    # hours made 194 and 197 minutes read 3.0 and 3.5 hours in the two editions
 
 
 def write_map() -> list[Path]:
