@@ -229,6 +229,12 @@ def _shown(n: int) -> str:
     return str(n) if n else "–"
 
 
+def hours(minutes: int) -> float:
+    """The hours chapter 0's map gives a path of `minutes`: to one decimal (half hours made 194 and 197 minutes
+    read 3.0 and 3.5 hours in the two editions)."""
+    return round(minutes / 60, 1)
+
+
 def mapped(text: str, edition: str) -> str:
     """Chapter 0's map text with this script's minutes: each chapter's row, each part's total, the chapters 0-5
     path's hours."""
@@ -245,31 +251,27 @@ def mapped(text: str, edition: str) -> str:
         return f"{match[1]}**{_shown(main)}** | **{_shown(extra)}** |"
 
     text = MAP_TOTAL.sub(total, MAP_ROW.sub(row, text))
-    return MAP_HOURS[edition].sub(lambda h: f"{h[1]}{round(part_1 / 60, 1)}{h[3]}{part_1}", text)  # one decimal: half
-    # hours made 194 and 197 minutes read 3.0 and 3.5 hours in the two editions
+    return MAP_HOURS[edition].sub(lambda h: f"{h[1]}{hours(part_1)}{h[3]}{part_1}", text)
 
 
 def write_map() -> list[Path]:
     """Write mapped() into chapter 0's map (cell c02) in both editions; the Japanese cell's translation hash
     follows the English cell (only the figures change). Returns the notebooks it changed (a markdown cell: no
     output changes)."""
-    import nbformat
-
     from tools.ja_sync import HASH_KEY, english_hash
 
-    changed, english = [], ""
+    changed, stamp = [], {}
     for edition in series.EDITIONS:                          # English first: the Japanese hash is of its text
         start = series.chapters(edition)[0]
         notebook = nbformat.read(start, as_version=4)
         cell = next(c for c in notebook.cells if c.get("id") == "c02")
         text = mapped(cell.source, edition)
-        stamp = {} if edition == "en" else {HASH_KEY: english_hash(english)}
-        english = text if edition == "en" else english
         if text != cell.source or any(cell.metadata.get(k) != v for k, v in stamp.items()):
             cell.source = text
             cell.metadata.update(stamp)
             start.write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
             changed.append(start)
+        stamp = {HASH_KEY: english_hash(text)}               # what the Japanese cell translates
     return changed
 
 
@@ -279,10 +281,23 @@ TEACHING_RANGE = re.compile(r"lands within (-?\d+) % to \+(\d+) % of them")
 TEACHING_MEAN = re.compile(r"(\d+) % off on average")
 
 
+def timed_offsets(text: str) -> dict[str, int]:
+    """docs/teaching.md's timed readings (chapters 0-6 and 8-10: the first number of a row's "a learner's
+    minutes") against this script's whole-chapter estimate (main path plus optional sections, the text that was
+    timed), in per cent, by chapter."""
+    by_number = {series.number(path): path for path in series.chapters("en")}
+    off = {}
+    for number, cell in ((f"{int(m[2]):02d}", m[3]) for m in TEACHING_ROW.finditer(text)):
+        timed = re.match(r"\s*(\d+)\b", cell)
+        if int(number) <= 10 and number != "07" and timed:
+            parts = estimate(by_number[number])
+            off[number] = round(100 * ((parts["main"].minutes + parts["optional"].minutes) / int(timed[1]) - 1))
+    return off
+
+
 def write_teaching() -> bool:
-    """docs/teaching.md's "est. N" per chapter, and the range and mean error of the whole-chapter estimate
-    against the timed readings (chapters 0-6 and 8-10, the first number of their cell), as tests/test_teaching.py
-    checks them. Returns whether the page changed."""
+    """docs/teaching.md's "est. N" per chapter, and the range and mean of timed_offsets(), as
+    tests/test_teaching.py checks them. Returns whether the page changed."""
     by_number = {series.number(path): path for path in series.chapters("en")}
     text = TEACHING.read_text(encoding="utf-8")
 
@@ -292,18 +307,14 @@ def write_teaching() -> bool:
         return f"{match[1]}{cell}{match[4]}"
 
     new = TEACHING_ROW.sub(row, text)
-    off = []
-    for number, cell in ((m[2], m[3]) for m in TEACHING_ROW.finditer(new)):
-        timed = re.match(r"\s*(\d+)\b", cell)
-        if int(number) <= 10 and int(number) != 7 and timed:
-            parts = estimate(by_number[f"{int(number):02d}"])
-            off.append(round(100 * ((parts["main"].minutes + parts["optional"].minutes) / int(timed[1]) - 1)))
+    off = list(timed_offsets(new).values())
     if off:
         new = TEACHING_RANGE.sub(f"lands within {min(off)} % to +{max(off)} % of them", new)
         new = TEACHING_MEAN.sub(f"{round(sum(abs(e) for e in off) / len(off))} % off on average", new)
     if new != text:
         TEACHING.write_text(new, encoding="utf-8")
     return new != text
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

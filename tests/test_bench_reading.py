@@ -127,7 +127,7 @@ def test_chapter_0s_map_shows_the_estimated_minutes(edition: str):
     hours = HOURS[edition].search(text)
     assert hours, f"{start}: the chapters 0-5 path must say its estimated hours and minutes"
     part_1 = estimated[0][0]
-    assert (float(hours[1]), int(hours[2])) == (round(part_1 / 60, 1), part_1), (
+    assert (float(hours[1]), int(hours[2])) == (bench_reading.hours(part_1), part_1), (
         f"{start}: the chapters 0-5 path says {hours[0]!r}; the estimate is {part_1} min; run {COMMAND}")
 
 

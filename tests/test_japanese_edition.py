@@ -91,9 +91,6 @@ def test_glossary_anchors_used_by_the_chapters_exist():
 
 # --- The style guide's term list (docs/ja-style.md, section 5) -------------------------------------------------
 STYLE_GUIDE = ROOT / "docs" / "ja-style.md"
-# Chapters whose Japanese is being rewritten elsewhere: the term check skips them (and only it; every other test
-# above still covers them). Empty: every chapter has had the style pass. Add a stem here only for the time of a rewrite.
-PENDING: set[str] = set()
 JAPANESE_LETTER = r"[\u3041-\u3096\u30a1-\u30fa\u30fc\u3005\u4e00-\u9fff]"  # hiragana, katakana, ー, 々, kanji
 EXEMPT = re.compile(r"```.*?```"          # fenced code blocks
                     r"|``.+?``|`[^`\n]+`"  # code spans
@@ -138,12 +135,10 @@ def style_problems(where: str, markdown: str, rules, by_line: bool = False) -> l
 
 
 def japanese_texts() -> list[tuple[str, str, bool]]:
-    """(where, markdown, by_line) for every Japanese markdown cell outside PENDING, the glossary, cheat sheet and
+    """(where, markdown, by_line) for every Japanese markdown cell, the glossary, cheat sheet and
     README.ja.md."""
     texts = []
     for path in series.chapters("ja"):
-        if path.stem in PENDING:
-            continue
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "markdown" and cell.id != ja_sync.BADGE_ID:
                 texts.append((f"{path.relative_to(ROOT)}, cell id {cell.id}", cell.source, False))

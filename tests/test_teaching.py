@@ -51,14 +51,8 @@ def test_the_estimate_is_set_against_the_timed_readings_truly():
     """The page's range of the estimate against the timed readings (chapters 0-6 and 8-10; the whole chapter: main
     path plus optional sections, the text that was timed) is the estimator's on today's chapters."""
     text = (ROOT / "docs" / "teaching.md").read_text()
-    timed = {f"{int(n):02d}": int(m[1]) for n, cell in CELL.findall(text)
-             if int(n) <= 10 and int(n) != 7 and (m := re.match(r"\s*(\d+)\b", cell))}
-    assert len(timed) == 10, timed
-    by_number = {series.number(path): path for path in NOTEBOOKS}
-    off = {}
-    for n, minutes in timed.items():
-        parts = bench_reading.estimate(by_number[n])
-        off[n] = round(100 * ((parts["main"].minutes + parts["optional"].minutes) / minutes - 1))
+    off = bench_reading.timed_offsets(text)
+    assert len(off) == 10, off
     low, high = min(off.values()), max(off.values())
     stated = re.search(r"lands within (-?\d+) % to \+(\d+) % of them", text)
     assert stated and (int(stated[1]), int(stated[2])) == (low, high), (stated and stated[0], off)

@@ -362,7 +362,7 @@ def create(number: int, name: str, title: str, ja_title: str, root: Path) -> lis
     write_notebook(notebook, made, previous)
 
     # chapter 0's map and the previous chapter's "next" link, both editions (the Japanese through ja_sync)
-    # the minutes columns: python benchmarks/bench_reading.py --map prints them (tests/test_bench_reading.py)
+    # the minutes columns: written at the end by bench_reading.write_map (tests/test_bench_reading.py)
     row = f"| {number} | [{title}]({notebook.name}) | [the question it settles] | – | – |"   # minutes: below
     row_ja = f"| {number} | [{ja_title}]({notebook.name}) | ［その章が決着をつける疑問］ | – | – |"
     start_ja = nbformat.read(series.start("ja", root), as_version=4)
