@@ -31,11 +31,9 @@ from matplotlib.figure import Figure
 
 from helpers import cjk_font
 from helpers.language import Bilingual, said, say
-from helpers.plots import STYLE, as_hidden, cell_colors, format_cell, show_weights
+from helpers.plots import KEY, QUERY, STYLE, as_hidden, cell_colors, format_cell, show_weights
 
 RED = "#d62728"  # matplotlib's tab:red: labels and frames that flag a problem
-KEY = Bilingual("key", "キー")          # a panel's axis labels unless it names its own
-QUERY = Bilingual("query", "クエリ")
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,6 +14,9 @@ explorers) use `speaking("ja")`.
 A text kept in both languages until it is shown is a `Bilingual` (en, ja) pair: an explorer's panel titles, axis
 labels and captions (helpers.explorer) are, since a chapter may cache its panels and both editions draw them;
 `said(text)` shows a `Bilingual` or a plain str in the current language, where it is drawn.
+A chapter's notebook writes its figures' titles and labels in English, the text a reader of its code reads:
+`title=ch04.label("item {n}, no mask", n=n)`; the chapter's module holds their Japanese in one table and makes
+`label = labeller(FIGURES_JA)`, so the Japanese edition draws the same figure in Japanese.
 Punctuation between pieces is the language's too (a Japanese list takes "、", not ", "): `mark("colon")` and
 `listed(items, by="comma")` say it from one table, PUNCTUATION, so no module writes a pair of marks of its own.
 Errors and warnings from PyTorch and transformers stay in English, so that they can be searched for, and so do a
@@ -23,7 +26,7 @@ helper's ValueError/TypeError for bad arguments (they name the argument, which i
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -89,6 +92,22 @@ def mark(name: str) -> str:
 def listed(items: Iterable[str], by: str = "comma") -> str:
     """The items one after another, separated by the mark `by` in the current language: "a, b" or "a、b"."""
     return mark(by).join(items)
+
+
+def labeller(table: dict[str, str]) -> Callable[..., str]:
+    """label(text, **values): `text` (a key of `table`, an English template) in the current language, its
+    {placeholders} filled from `values`: label("item {n}", n=1) is "item 1", or table["item {n}"] with n=1."""
+    if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
+        raise TypeError("table must be a dict of English str -> Japanese str")
+
+    def label(text: str, **values: object) -> str:
+        """`text` in the current language (an English key of the chapter's table), its {placeholders} filled."""
+        if text not in table:
+            raise ValueError(f"text must be one of {list(table)}, got {text!r}")
+        chosen = say(text, table[text])
+        return chosen.format(**values) if values else chosen
+
+    return label
 
 
 @contextmanager

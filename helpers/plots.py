@@ -14,12 +14,16 @@ import torch
 from matplotlib.collections import PatchCollection
 from matplotlib.patches import Rectangle
 
+from helpers.language import Bilingual, said, say
+
 with plt.rc_context():  # matplotlib_fontja registers a Japanese font, then makes it global: keep only the font
     import matplotlib_fontja  # noqa: F401
 
 # The series' figure style (the Japanese font so 犬 猫 鳥 render, 12 pt cells for projectors), applied with
 # plt.rc_context inside the plotting functions: importing helpers never changes your matplotlib settings.
 STYLE = {"font.family": "IPAexGothic", "font.size": 12, "axes.titlesize": 14, "figure.dpi": 100}
+KEY = Bilingual("key", "キー")          # a table's axis labels, drawn in the reader's language
+QUERY = Bilingual("query", "クエリ")
 CMAP = matplotlib.colormaps["Blues"].with_extremes(bad="#d9d9d9")  # masked and non-finite cells: grey
 
 
@@ -108,7 +112,7 @@ def show_weights(
     rows: Sequence[str],
     cols: Sequence[str],
     *,
-    title: str | None = None,
+    title: str | Bilingual | None = None,
     ax: plt.Axes | None = None,
     masked: torch.Tensor | np.ndarray | None = None,
     fmt: str = ".2f",
@@ -117,7 +121,8 @@ def show_weights(
 ) -> plt.Axes:
     """Draw an (L, S) table of scores or weights, each cell annotated.
 
-    rows label the queries (y axis), cols the keys (x axis).
+    rows label the queries (y axis), cols the keys (x axis); the axes say so in the current language
+    (helpers.language), and a Bilingual title is drawn in it too.
     masked: bool, broadcastable to (L, S), True = masked; those cells are greyed and hatched.
     The colour scale uses only finite, unmasked cells, so a -1e9 fill does not wash it out; vmin and vmax fix
     its ends instead (vmin=0, vmax=1 for weights: the same shade means the same weight in every figure).
@@ -128,7 +133,7 @@ def show_weights(
     with plt.rc_context(STYLE):
         if ax is None:
             _, ax = plt.subplots(figsize=(1.0 + 0.9 * S, 0.8 + 0.75 * L))
-        _draw_table(ax, matrix, rows, cols, hidden, fmt, title, vmin, vmax)
+        _draw_table(ax, matrix, rows, cols, hidden, fmt, said(title) if title is not None else None, vmin, vmax)
     return ax
 
 
@@ -151,8 +156,8 @@ def _draw_table(ax: plt.Axes, matrix: np.ndarray, rows: Sequence[str], cols: Seq
 
     ax.set_xticks(range(S), labels=list(cols))
     ax.set_yticks(range(L), labels=list(rows))
-    ax.set_xlabel("key", labelpad=8, fontsize="medium", **font)
-    ax.set_ylabel("query", fontsize="medium", **font)
+    ax.set_xlabel(said(KEY), labelpad=8, fontsize="medium", **font)
+    ax.set_ylabel(said(QUERY), fontsize="medium", **font)
     ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False, labelsize="medium",
                    labelfontfamily=STYLE["font.family"])
     ax.xaxis.set_label_position("top")
@@ -183,7 +188,8 @@ def show_mask_pattern(report: object, *, figsize: tuple[float, float] | None = N
         for (pairs, _, _), code in zip(marks, (3, 4), strict=True):
             for i, j in pairs:
                 found[i, j] = code
-        panels = ((expected.astype(int), "expected"), (found, "inferred"))
+        panels = ((expected.astype(int), say("expected", "期待されるマスク")),
+                  (found, say("inferred", "推定されたマスク")))
         for ax, (shown, title) in zip(axes, panels, strict=True):
             ax.imshow(shown, cmap=colours, vmin=0, vmax=4, aspect="equal")
             ax.set_xticks(list(labels))
@@ -192,16 +198,19 @@ def show_mask_pattern(report: object, *, figsize: tuple[float, float] | None = N
             ax.set_yticks(np.arange(-0.5, L), minor=True)
             ax.grid(which="minor", color="#bdbdbd", linewidth=0.5)
             ax.tick_params(which="minor", length=0)
-            ax.set(xlabel="key", ylabel="query", title=title)
+            ax.set(xlabel=said(KEY), ylabel=said(QUERY), title=title)
         for pairs, letter, colour in marks:
             for i, j in pairs:
                 axes[1].text(j, i, letter, ha="center", va="center", color=colour, fontsize=13 if S <= 16 else 8,
                              in_layout=False)
-        verdict = "passed" if report.passed else (
-            f"FAILED: {len(report.leaks)} leak(s) L, {len(report.over_masked)} over-masked O"
-            + (f", NaN/inf at {list(report.nonfinite)} (grey)" if report.nonfinite else ""))
+        leaks, over, bad = len(report.leaks), len(report.over_masked), list(report.nonfinite)
+        verdict = say("passed", "合格") if report.passed else (
+            say(f"FAILED: {leaks} leak(s) L, {over} over-masked O",
+                f"不合格：漏れ L が {leaks} 個、過剰なマスク O が {over} 個")
+            + (say(f", NaN/inf at {bad} (grey)", f"、NaN/inf が {bad}（灰色）") if bad else ""))
         fig.suptitle(f"{report.check}\n{verdict}", fontsize=12)
-        fig.supxlabel("blue: depends on the key; L: depends where it must not; O: does not where it should",
+        fig.supxlabel(say("blue: depends on the key; L: depends where it must not; O: does not where it should",
+                          "青：そのキーに依存する。L：依存してはならないのに依存する。O：依存すべきなのに依存しない"),
                       fontsize=10)
     return fig
 

@@ -10,6 +10,7 @@ edition is unchanged by the Japanese labels)."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import html
 import json
@@ -24,7 +25,7 @@ from matplotlib.text import Text
 from helpers import chapters
 from helpers.diagnose import CODES, WARNINGS
 from helpers.explorer import draw_view
-from helpers.language import speaking
+from helpers.language import Bilingual, speaking
 from tools import series
 
 matplotlib.use("Agg")
@@ -38,7 +39,7 @@ JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 # constants), and the words of chapter 11's toy translation, whose target language is English in both editions.
 CODE_WORDS = frozenset({
     "bool", "float", "inf", "nan", "NaN", "True", "False", "None", "seed", "dtype", "config", "diagnose",
-    "transformers", "flash-attn", "sdpa", "max", "softmax",
+    "transformers", "flash-attn", "sdpa", "max", "softmax", "ms", "torch",
     "dog", "cat", "bird", "fish", "cow", "horse",
 }) | frozenset(CODES) | frozenset(WARNINGS) | {"eos-untrained"}
 TOKEN = re.compile(r"<[^<>\s]+>")                          # a token string: <pad>, <cls>, <s>
@@ -49,12 +50,13 @@ WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-./][A-Za-z0-9_]+)*(?:\()?")
 
 def english_words(text: str) -> list[str]:
     """The words of `text` that are English rather than code: not a listed code word, not an identifier that
-    looks like code (an underscore, a dot, a call, a digit, a repository path), not an acronym (MHA, SDPA, KV)."""
+    looks like code (an underscore, a dot, a call, a digit, a repository path), not an acronym (MHA, SDPA, KV), not
+    a one-letter symbol of the maths (q, k, d; but the article "a" is English)."""
     text = NUMBER.sub(" ", CALL.sub(" ", TOKEN.sub(" ", text)))
     words = []
     for word in WORD.findall(text):
         if (word in CODE_WORDS or word.isupper() or any(c in word for c in "_.(/") or re.search(r"\d", word)
-                or word == "NaN"):
+                or word == "NaN" or (len(word) == 1 and word != "a")):
             continue
         words.append(word)
     return words
@@ -174,3 +176,118 @@ def test_every_explorer_figure_and_summary_speaks_japanese(chapter):
         assert not problems, f"{name} draws English in the Japanese edition:\n" + "\n".join(problems)
     for name, _summary, _texts, title in drawn(chapter, "en"):
         assert not JAPANESE.search(title), name
+
+
+# --- The static figures: what a chapter's code and the helpers' plotting functions draw outside the explorers ---
+# A figure's text is written where the figure is drawn: in a notebook's code cell (the same code in both editions)
+# or in a module of helpers. Where it is a literal, it must be said in both languages (say, Bilingual, or a
+# chapter's own table such as ch07.label); the check reads the code, since a stored figure is a picture.
+FIGURE_KEYWORDS = {"title", "xlabel", "ylabel", "label", "suptitle"}
+FIGURE_METHODS = {"set_title": 0, "set_xlabel": 0, "set_ylabel": 0, "suptitle": 0, "supxlabel": 0, "supylabel": 0,
+                  "text": 2, "annotate": 0}
+TRANSLATED = {"say", "Bilingual", "label", "verdict", "said"}   # calls whose result is already in the language
+
+
+def _called(node: ast.AST) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _fragments(node: ast.AST, names: dict[str, list[ast.AST]], seen: frozenset[str] = frozenset()) -> list[str]:
+    """The literal text an expression puts on a figure, outside any call that translates it."""
+    if isinstance(node, ast.Call) and _called(node) in TRANSLATED:
+        return []
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        return ["".join(v.value for v in node.values if isinstance(v, ast.Constant))] + [
+            f for v in node.values if isinstance(v, ast.FormattedValue) for f in _fragments(v.value, names, seen)]
+    if isinstance(node, ast.Name) and node.id in names and node.id not in seen:
+        return [f for value in names[node.id] for f in _fragments(value, names, seen | {node.id})]
+    if isinstance(node, (ast.BinOp, ast.IfExp, ast.BoolOp, ast.Tuple, ast.List)):
+        return [f for child in ast.iter_child_nodes(node) for f in _fragments(child, names, seen)]
+    return []
+
+
+def english_figure_texts(source: str) -> list[str]:
+    """Each English literal that `source` (a code cell or a module) draws on a figure, with its line."""
+    tree = ast.parse(source)
+    names: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    names.setdefault(target.id, []).append(node.value)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        drawn_args = [k.value for k in node.keywords if k.arg in FIGURE_KEYWORDS]
+        position = FIGURE_METHODS.get(_called(node)) if isinstance(node.func, ast.Attribute) else None
+        if position is not None and len(node.args) > position:
+            drawn_args.append(node.args[position])
+        for arg in drawn_args:
+            for text in _fragments(arg, names):
+                if english_words(text):
+                    found.append(f"line {arg.lineno}: {text!r} {english_words(text)}")
+    return found
+
+
+def test_the_figure_check_finds_english_literals():
+    assert english_figure_texts('show_weights(w, t, t, title="attention weights")')
+    assert english_figure_texts('ax.set_xlabel("position")')
+    assert english_figure_texts('t = f"item {n}, no mask"\nshow_weights(w, t, t, title=t)')
+    assert english_figure_texts('ax.plot(x, y, label="masked")')
+    assert not english_figure_texts('show_weights(w, t, t, title=say("attention weights", "注意の重み"))')
+    assert not english_figure_texts('ax.set(title=f"{name}", xlabel=say("step", "ステップ"))')
+    assert not english_figure_texts('ax.set_title(ch07.label("encoder output"))')
+    assert not english_figure_texts('show_weights(w, t, t, title="is_causal=True, PAD=1000, float16")')
+
+
+@pytest.mark.parametrize("path", series.chapters("ja"), ids=lambda p: p.stem[:2])
+def test_every_static_figure_of_the_japanese_edition_speaks_japanese(path):
+    """A code cell of the Japanese edition draws no English title, axis label or legend (code names aside)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    problems = [f"{c['id']} {text}" for c in cells if c["cell_type"] == "code"
+                for text in english_figure_texts("".join(c["source"]).replace("%matplotlib", "#"))]
+    assert not problems, f"{path.name} draws English on its figures:\n" + "\n".join(problems)
+
+
+def test_the_helpers_draw_no_english_figure_text():
+    """The same for every module of helpers that draws a figure."""
+    root = Path(chapters.__file__).resolve().parents[1]
+    problems = [f"{p.relative_to(root)} {text}" for p in sorted(root.rglob("*.py"))
+                for text in english_figure_texts(p.read_text(encoding="utf-8"))]
+    assert not problems, "\n".join(problems)
+
+
+def test_show_weights_and_the_mask_pattern_speak_the_readers_language():
+    import torch
+
+    from helpers.checks import check_mask_pattern
+    from helpers.plots import show_mask_pattern, show_weights
+
+    attn = torch.nn.MultiheadAttention(4, 1, batch_first=True).eval()
+    report = check_mask_pattern(lambda x, kpm, am: attn(x, x, x, need_weights=False, attn_mask=am)[0],
+                                "causal", length=3, embed_dim=4)
+    for language, key in (("en", "key"), ("ja", "キー")):
+        with speaking(language):
+            ax = show_weights(torch.eye(2), ["a", "b"], ["a", "b"], title=Bilingual("title", "タイトル"))
+            assert (ax.get_xlabel(), ax.get_title()) == (key, {"en": "title", "ja": "タイトル"}[language])
+            plt.close(ax.figure)
+            figure = show_mask_pattern(report)
+            texts = [t.get_text() for t in figure.findobj(Text) if t.get_text()]
+            plt.close(figure)
+        if language == "ja":
+            assert not [t for t in texts if english_words(t.replace(report.check, ""))], texts
+
+
+def test_each_chapters_figure_texts_have_japanese_with_the_same_placeholders():
+    import string
+
+    for chapter in chapters.chapters():
+        table = getattr(chapters.module(chapter), "FIGURES_JA", {})
+        for en, ja in table.items():
+            fields = [{f for _, f, _, _ in string.Formatter().parse(text) if f} for text in (en, ja)]
+            assert fields[0] == fields[1], (chapter, en)
+            assert not english_words(re.sub(r"\{\w+\}", " ", ja)), (chapter, en, ja)   # {placeholders} aside

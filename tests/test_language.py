@@ -69,3 +69,17 @@ def test_listed_joins_by_commas_unless_told(monkeypatch):
         assert language.listed(["1", "2", "3"]) == "1、2、3" and language.listed(["1"]) == "1"
     with pytest.raises(ValueError, match="name must be one of \\['comma', "):
         language.listed(["a"], by="dash")
+
+
+def test_labeller_says_a_template_in_the_current_language():
+    from helpers.language import labeller
+
+    label = labeller({"item {n}, no mask": "サンプル {n}、マスクなし", "key slot": "キーのスロット"})
+    with speaking("en"):
+        assert label("item {n}, no mask", n=2) == "item 2, no mask" and label("key slot") == "key slot"
+    with speaking("ja"):
+        assert label("item {n}, no mask", n=2) == "サンプル 2、マスクなし" and label("key slot") == "キーのスロット"
+    with pytest.raises(ValueError, match="text must be one of"):
+        label("item 2, no mask")                     # the English template, not a filled-in text
+    with pytest.raises(TypeError, match="table must be"):
+        labeller({"a": 1})

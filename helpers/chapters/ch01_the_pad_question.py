@@ -9,7 +9,7 @@ import torch
 from helpers import arguments, toy
 from helpers.exercises import Mistake, as_bool_tensor, as_numbers, as_tensor, exercise, wrong_kind
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import Bilingual, say
+from helpers.language import Bilingual, labeller, say
 
 
 def pad_cells_view(n_pads: int = 2) -> View:
@@ -148,3 +148,10 @@ def check_3(answer: object, scores: torch.Tensor, ids: torch.Tensor) -> None:
     if not (answer[~both] == -1e9).all():
         raise Mistake("the pad columns must be -1e9 too, not only the pad rows",
                       "パッド行だけでなく、パッド列も -1e9 にすること")
+
+# The texts chapter 01's notebook draws on its figures (titles, axis labels, legends), English as its code writes
+# them, and their Japanese: `title=ch01.label("...")` draws either (helpers.language.labeller).
+FIGURES_JA = {
+    "scores = q·k^T / √d, nothing masked": "スコア = q·k^T / √d（マスクなし）",
+}
+label = labeller(FIGURES_JA)

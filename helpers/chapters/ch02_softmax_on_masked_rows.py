@@ -11,7 +11,7 @@ from helpers import arguments, toy
 from helpers.attention import attention_steps
 from helpers.exercises import Mistake, as_number, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import Bilingual, say
+from helpers.language import Bilingual, labeller, say
 
 FILLS = {"-1e9": -1e9, "-1e4": -1e4, "finfo.min": "min", "-inf": "-inf"}  # label -> attention_steps fill
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -277,3 +277,10 @@ def check_3(answer: object, row: torch.Tensor, key_is_pad: torch.Tensor) -> None
         masked = torch.tensor([False, False, False, True, True])
         if not (torch.softmax(hard.masked_fill(masked, answer), -1)[masked] == 0).all():
             raise Mistake(hint, hint_ja)
+
+# The texts chapter 02's notebook draws on its figures (titles, axis labels, legends), English as its code writes
+# them, and their Japanese: `title=ch02.label("...")` draws either (helpers.language.labeller).
+FIGURES_JA = {
+    "weights = softmax(masked scores)": "重み = softmax(マスクしたスコア)",
+}
+label = labeller(FIGURES_JA)

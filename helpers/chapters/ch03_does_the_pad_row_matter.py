@@ -19,7 +19,7 @@ from helpers import arguments, toy
 from helpers.attention import attention_steps
 from helpers.exercises import Mistake, as_tensor, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import Bilingual, say
+from helpers.language import Bilingual, labeller, say
 
 # --- two layers, and what a layer does with the pad query rows ---
 
@@ -339,3 +339,14 @@ def check_3(answer: object, x: torch.Tensor, x_junk: torch.Tensor, pad: torch.Te
             hint += f" (and {len(wrong) - 1} more letter(s) to rethink)"
             hint_ja += f"（ほかにも見直すべき文字が {len(wrong) - 1} 個ある）"
         raise Mistake(hint, hint_ja)
+
+# The texts chapter 03's notebook draws on its figures (titles, axis labels, legends), English as its code writes
+# them, and their Japanese: `title=ch03.label("...")` draws either (helpers.language.labeller).
+FIGURES_JA = {
+    "layer 2 weights: pad keys get 0": "2 層目の重み：パッドのキーは 0",
+    "layer 1 weights, {policy}": "1 層目の重み、{policy}",
+    "leave": "パッド行はそのまま",
+    "uniform": "パッド行もマスク",
+    "zero": "パッド行を 0 に",
+}
+label = labeller(FIGURES_JA)

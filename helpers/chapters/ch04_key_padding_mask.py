@@ -9,7 +9,7 @@ import torch
 from helpers import arguments
 from helpers.exercises import Mistake, as_bool_tensor, as_int, as_tensor, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import Bilingual, say
+from helpers.language import Bilingual, labeller, say
 
 KPM_LENGTHS = (4, 3, 5)  # the chapter-4 batch: 1 2 3 4 | 5 6 7 | 8 9 10 11 12
 
@@ -184,3 +184,14 @@ def check_3(answer: object, weights: torch.Tensor) -> None:
                       "それはヘッドについての和である。その行の和はもう 1 にならない")
     raise Mistake("each cell should combine the heads' weights of the same item, query and key, equally",
                   "各セルは、同じサンプル・クエリ・キーに対する各ヘッドの重みを、等しい割合で合わせたものになるはずである")
+
+# The texts chapter 04's notebook draws on its figures (titles, axis labels, legends), English as its code writes
+# them, and their Japanese: `title=ch04.label("...")` draws either (helpers.language.labeller).
+FIGURES_JA = {
+    "item {n}, no mask": "サンプル {n}、マスクなし",
+    "item {n}, key_padding_mask": "サンプル {n}、key_padding_mask",
+    "seed 0: w_q·w_k > 0, no mask": "シード 0：w_q·w_k > 0、マスクなし",
+    "seed 1: w_q·w_k < 0, no mask": "シード 1：w_q·w_k < 0、マスクなし",
+    "item 1, head {h}": "サンプル 1、ヘッド {h}",
+}
+label = labeller(FIGURES_JA)

@@ -11,7 +11,7 @@ import torch
 from helpers import arguments
 from helpers.exercises import Mistake, as_bool_tensor, as_numbers, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import Bilingual, say
+from helpers.language import Bilingual, labeller, say
 from helpers.masks import causal_mask, key_padding_mask
 from helpers.toy import is_pad
 
@@ -215,3 +215,17 @@ def check_3(answer: object, per_item: torch.Tensor, mha: torch.nn.MultiheadAtten
         out, _ = mha(seq, seq, seq, attn_mask=answer)
     if not torch.equal(out, reference):
         raise ValueError("check_3: the right mask did not reproduce `reference`; pass the chapter's seq and reference")
+
+# The texts chapter 05's notebook draws on its figures (titles, axis labels, legends), English as its code writes
+# them, and their Japanese: `title=ch05.label("...")` draws either (helpers.language.labeller).
+FIGURES_JA = {
+    "all ones, causal attn_mask": "すべて 1、因果の attn_mask",
+    "item {i}: causal + key padding": "サンプル {i}：因果 + キーのパディング",
+    "no mask: |change| of each output": "マスクなし：各出力の変化の大きさ",
+    "causal mask: hatched = exactly unchanged": "因果マスク：斜線 = まったく変わらない",
+    "output position": "出力の位置",
+    "edited token": "編集したトークン",
+    "edit {t}": "編集 {t}",
+    "out {i}": "出力 {i}",
+}
+label = labeller(FIGURES_JA)

@@ -25,7 +25,7 @@ from torch import nn
 from helpers import arguments
 from helpers.exercises import Mistake, as_bool_tensor, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import Bilingual, listed, mark, say
+from helpers.language import Bilingual, labeller, listed, mark, say
 from helpers.masks import causal_mask, key_padding_mask, left_pad
 from helpers.toy import is_pad
 
@@ -142,16 +142,18 @@ LABELS_JA = {
     "left padding + causal, float masks": "左パディング + 因果、float マスク",
     "pads all zero:": "パッドがすべて 0：",
     "item 0 all NaN:": "サンプル 0 がすべて NaN：",
+    # the encoder output's figure (step 5)
+    "encoder output, item 0, feature 0": "エンコーダの出力、サンプル 0、特徴量 0",
+    "position": "位置",
+    "eval, frozen params": "評価モード、パラメータを凍結",
+    "eval, nested off": "評価モード、ネステッドテンソルなし",
 }
 
 
-def label(text: str) -> str:
-    """A word label of a path, a setting or a result, in the current language: `text` itself in English, its
-    Japanese (LABELS_JA) in the Japanese edition, where the code names in it stay as they are
-    ("MHA, eval + no_grad" -> "MHA、評価モード + no_grad")."""
-    if text not in LABELS_JA:
-        raise ValueError(f"text must be one of {list(LABELS_JA)}, got {text!r}")
-    return say(text, LABELS_JA[text])
+# label(text): a word label of a path, a setting or a result, in the current language: `text` itself in English,
+# its Japanese (LABELS_JA) in the Japanese edition, where the code names in it stay as they are
+# ("MHA, eval + no_grad" -> "MHA、評価モード + no_grad").
+label = labeller(LABELS_JA)
 
 
 def verdict(text: str, value: bool) -> str:

@@ -22,7 +22,7 @@ from torch import nn
 from helpers.attention import attention_steps
 from helpers.exercises import Mistake, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import Bilingual, say
+from helpers.language import Bilingual, labeller, say
 from helpers.masks import Fill, from_hf_attention_mask, hf_attention_mask, left_pad, positions_from_mask
 from helpers.training import Adam, deterministic
 
@@ -437,3 +437,12 @@ def check_3(answer: object, mask_step: torch.Tensor) -> None:
                           "デコードステップでは、新しいクエリは最後の位置にある")
         raise Mistake("the new query must see exactly its item's real keys, every one of them",
                       "新しいクエリには、自分のサンプルの実トークンのキーが過不足なく見えなければならない")
+
+# The texts chapter 09's notebook draws on its figures (titles, axis labels, legends), English as its code writes
+# them, and their Japanese: `title=ch09.label("...")` draws either (helpers.language.labeller).
+FIGURES_JA = {
+    "step {step}: the newest query's weights": "ステップ {step}：最新のクエリの重み",
+    "key slot": "キーのスロット",
+    "item (its keys)": "サンプル（そのキー）",
+}
+label = labeller(FIGURES_JA)

@@ -26,7 +26,7 @@ import torch
 from helpers import arguments
 from helpers.exercises import Mistake, as_ints, as_number, call, exercise
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import Bilingual, say
+from helpers.language import Bilingual, labeller, say
 from helpers.masks import causal_mask, key_padding_mask
 
 MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -501,3 +501,31 @@ def check_3(answer: object, doc_lengths: Sequence[int]) -> None:
             raise Mistake(f"document {d} (slots {start} to {start + n - 1}) is not numbered as it would be alone",
                           f"文書 {d}（スロット {start}〜{start + n - 1}）の番号が、単独のときの番号になっていない")
         start += n
+
+# The texts chapter 10's notebook draws on its figures (titles, axis labels, legends), English as its code writes
+# them, and their Japanese: `title=ch10.label("...")` draws either (helpers.language.labeller).
+FIGURES_JA = {
+    "batch size N (log-normal, σ = 0.8)": "バッチサイズ N（対数正規、σ = 0.8）",
+    "spread σ of the log-normal (N = 16)": "対数正規分布の広がり σ（N = 16）",
+    "attention scores (N·L_max²)": "アテンションのスコア (N·L_max²)",
+    "token rows (N·L_max)": "トークンの行 (N·L_max)",
+    "% of the work that is padding": "計算のうちパディングの割合 (%)",
+    "What padding wastes: 512 sequences, median length 48": "パディングの無駄：512 系列、長さの中央値 48",
+    "median ms per call, log scale (lower is faster)": "1 回の呼び出しの時間の中央値 (ms)、対数目盛（小さいほど速い）",
+    "one attention call, {N} sequences, L_max = {L_max} (CPU, 1 thread)":
+        "アテンションの呼び出し 1 回、{N} 系列、L_max = {L_max}（CPU、1 スレッド）",
+    "padded": "パディング",
+    "per sequence": "系列ごと",
+    "nested": "ネステッドテンソル",
+    "packed": "パッキング",
+    "document mask: same document AND causal": "文書マスク：同じ文書、かつ因果",
+    "padding": "パディング",
+    "causal": "因果",
+    "padding + causal": "パディング + 因果",
+    "sliding window 3": "スライディングウィンドウ 3",
+    "document": "文書",
+    "{name}": "{name}",
+    "{name} (item 1)": "{name}（サンプル 1）",
+    "1, blue: may attend\n0, grey hatched: blocked": "1（青）：参照してよい\n0（灰色の斜線）：遮断",
+}
+label = labeller(FIGURES_JA)

@@ -27,7 +27,7 @@ from helpers import arguments
 from helpers.chapters.ch09_batched_generation import TinyLM
 from helpers.exercises import Mistake, as_tensor, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import Bilingual, say
+from helpers.language import Bilingual, labeller, say
 from helpers.masks import causal_mask, key_padding_mask, left_pad
 from helpers.training import Adam, deterministic
 
@@ -678,3 +678,19 @@ def check_3(answer: object) -> None:
                       "scores. An added mask passes every gradient on, NaN included, and 0 × NaN is still NaN",
                       "順伝播は正しいが、勾配が NaN になる。死んだ行の NaN が、逆伝播でスコアまで流れ込んでいる。"
                       "加算したマスクは NaN も含めてすべての勾配をそのまま通し、0 × NaN も NaN のままである")
+
+# The texts chapter 12's notebook draws on its figures (titles, axis labels, legends), English as its code writes
+# them, and their Japanese: `title=ch12.label("...")` draws either (helpers.language.labeller).
+FIGURES_JA = {
+    "finite": "有限",
+    "manual masked_fill(-inf) + softmax": "手書きの masked_fill(-inf) + softmax",
+    "manual masked_fill(finfo.min) + softmax": "手書きの masked_fill(finfo.min) + softmax",
+    "MHA, training, need_weights=True": "MHA、学習モード、need_weights=True",
+    "MHA, training, need_weights=False": "MHA、学習モード、need_weights=False",
+    "F.scaled_dot_product_attention, bool mask": "F.scaled_dot_product_attention、bool マスク",
+
+    "x (real tokens)": "x（実トークン）",
+    "gradients with two dead rows, loss on the real tokens only (torch 2.13.0, CPU)":
+        "死んだ行が 2 つあるときの勾配（損失は実トークンだけ、torch 2.13.0、CPU）",
+}
+label = labeller(FIGURES_JA)

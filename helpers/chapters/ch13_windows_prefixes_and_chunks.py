@@ -34,7 +34,7 @@ from helpers.chapters.ch10_packing_and_the_cost_of_padding import sliding_window
 from helpers.checks import receptive_field
 from helpers.exercises import Mistake, as_ints, blocked_mask, call, exercise
 from helpers.explorer import RED, Explorer, Panel, View, explorer
-from helpers.language import Bilingual, say
+from helpers.language import Bilingual, labeller, say
 
 MaskMod = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 CONVENTIONS = ("keys", "left")
@@ -605,3 +605,18 @@ def check_3(answer: object) -> None:
                       f"ch13.mod_mask(answer_3({sinks}, {width}), {length}) and compare it row by row with the rule",
                       f"sinks={sinks}、width={width}、{length} トークンのとき、マスクが違う。"
                       f"ch13.mod_mask(answer_3({sinks}, {width}), {length}) で描き、規則と 1 行ずつ比べること")
+
+# The texts chapter 13's notebook draws on its figures (titles, axis labels, legends), English as its code writes
+# them, and their Japanese: `title=ch13.label("...")` draws either (helpers.language.labeller).
+FIGURES_JA = {
+    "prefix-LM, prefix {P}": "プレフィックス LM、プレフィックス {P}",
+    "word": "語",
+    "two images as bidirectional spans": "2 枚の画像を双方向のスパンとして",
+    "1: may attend    hatched: blocked": "1：参照してよい    斜線：遮断",
+    "chunk mask: {chunk} queries x ({cached} cached + {chunk}) keys\naligned bottom-right":
+        "チャンクのマスク：クエリ {chunk} 個 × キー（キャッシュ済み {cached} + {chunk}）個\n右下に揃える",
+    "aligned top-left (is_causal=True): wrong": "左上に揃える (is_causal=True)：誤り",
+    "1: may attend    hatched: blocked    ×: differs from the chunk's own mask":
+        "1：参照してよい    斜線：遮断    ×：チャンク本来のマスクと異なる",
+}
+label = labeller(FIGURES_JA)

@@ -37,12 +37,14 @@ from helpers.chapters.ch08_a_trained_classifier.data import (
 from helpers.chapters.ch08_a_trained_classifier.exercises import check_1, check_2, check_3
 from helpers.chapters.ch08_a_trained_classifier.explorer import (
     EXPLORERS,
+    FIGURES_JA,
     MASK_MODES,
     PAD_MAX,
     SENTENCES,
     classifier_explorer,
     classifier_view,
     highlight_html,
+    label,
     sentence_label,
 )
 from helpers.chapters.ch08_a_trained_classifier.model import PAD_ROWS, Attention, Block, Classifier, positional_encoding
@@ -70,12 +72,13 @@ from helpers.chapters.ch08_a_trained_classifier.training import (
 )
 
 __all__ = [
-    'Attention', 'BATCH', 'Block', 'Classifier', 'EPOCHS', 'EXPLORERS', 'Example', 'GLOSS', 'History', 'LR',
+    'Attention', 'BATCH', 'Block', 'Classifier', 'EPOCHS', 'EXPLORERS', 'Example', 'FIGURES_JA',
+    'GLOSS', 'History', 'LR',
     'MASK_MODES', 'MAX_LEN', 'NOUNS', 'NOUN_SET', 'PAD_ID', 'PAD_MAX', 'PAD_ROWS', 'POSITIVE', 'SEED',
     'SENTENCES', 'SPECIALS', 'TEST_SIZE', 'TRAIN_SIZE', 'Trained', 'VOCAB', 'accuracy', 'accuracy_at',
     'bag_of_words', 'check_1', 'check_2', 'check_3', 'classifier_explorer', 'classifier_view', 'clause',
     'datasets', 'encode', 'epoch_line',
-    'flipped_lengths', 'grammar_problem', 'highlight_html', 'in_jupyterlab', 'label_of', 'make_dataset',
+    'flipped_lengths', 'grammar_problem', 'highlight_html', 'in_jupyterlab', 'label', 'label_of', 'make_dataset',
     'make_example', 'positional_encoding', 'predict', 'predict_padded', 'sentence_label', 'train', 'train_both',
     'trained', 'trained_pair',
 ]

@@ -20,7 +20,7 @@ from helpers.chapters.ch08_a_trained_classifier.training import (
     trained,
 )
 from helpers.explorer import Explorer, Panel, View, explorer
-from helpers.language import Bilingual, listed, say
+from helpers.language import Bilingual, labeller, listed, say
 from helpers.training import deterministic
 
 # Test sentences to pick from (without <cls>): short and long, negated or not, one clause or two.
@@ -141,3 +141,26 @@ def highlight_html(tokens: list[str], weights: torch.Tensor, title: str = "") ->
 
 
 EXPLORERS = (classifier_explorer,)
+
+# The texts chapter 08's notebook draws on its figures (titles, axis labels, legends), English as its code writes
+# them, and their Japanese: `title=ch08.label("...")` draws either (helpers.language.labeller).
+FIGURES_JA = {
+    "masked": "マスクあり",
+    "unmasked": "マスクなし",
+    "{name}: test": "{name}：テスト",
+    "{name}: training batches": "{name}：学習バッチ",
+    "bag-of-words ceiling": "バッグ・オブ・ワーズの上限",
+    "batch": "バッチ",
+    "cross-entropy": "交差エントロピー",
+    "training loss": "学習の損失",
+    "epoch": "エポック",
+    "accuracy": "正解率",
+    "unmasked (trained at 20)": "マスクなし（長さ 20 で学習）",
+    "alone": "単独",
+    "pad to": "パディング後の長さ",
+    "test accuracy": "テストの正解率",
+    "accuracy vs pad length": "パディングの長さと正解率",
+    "masked model, block 2: {sentence}": "マスクありのモデル、ブロック 2：{sentence}",
+    "unmasked model, block 2: {sentence}": "マスクなしのモデル、ブロック 2：{sentence}",
+}
+label = labeller(FIGURES_JA)
