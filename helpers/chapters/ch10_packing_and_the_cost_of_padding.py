@@ -524,7 +524,6 @@ FIGURES_JA = {
     "padding + causal": "パディング + 因果",
     "sliding window 3": "スライディングウィンドウ 3",
     "document": "文書",
-    "{name}": "{name}",
     "{name} (item 1)": "{name}（サンプル 1）",
     "1, blue: may attend\n0, grey hatched: blocked": "1（青）：参照してよい\n0（灰色の斜線）：遮断",
 }
